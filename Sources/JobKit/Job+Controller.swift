@@ -1,0 +1,61 @@
+import Dispatch
+
+extension Job {
+    /// The body's side of a run: completes it, reports progress, and learns about cancellation.
+    ///
+    /// A controller is a cheap value; copy it into callbacks freely. Every method is safe from any
+    /// thread. Only the first completion (`finish`, `fail(with:)` or `complete(with:)`) counts.
+    public struct Controller: Sendable {
+        let run: Run<Value>
+
+        /// The queue the run was started on. Groups and sequences start their members here.
+        public let queue: DispatchQueue
+
+        init(run: Run<Value>, queue: DispatchQueue) {
+            self.run = run
+            self.queue = queue
+        }
+
+        /// Completes the run with `value`.
+        public func finish(_ value: Value) {
+            run.complete(with: .success(value))
+        }
+
+        /// Completes the run with `error`.
+        public func fail(with error: any Error) {
+            run.complete(with: .failure(error))
+        }
+
+        /// Completes the run with `result`.
+        public func complete(with result: Result<Value, any Error>) {
+            run.complete(with: result)
+        }
+
+        /// Reports how far the run has come, as a fraction in `0...1`. Values are clamped; a value
+        /// lower than the last one is ignored, so progress never goes back.
+        public func report(progress fraction: Double) {
+            run.report(progress: fraction)
+        }
+
+        /// Whether the run has been cancelled. Long bodies can poll this between steps.
+        public var isCancelled: Bool {
+            run.isCancelled
+        }
+
+        /// Registers `handler` to run once if the run is cancelled.
+        ///
+        /// If the run is already cancelled, `handler` runs synchronously before this method returns.
+        /// Handlers run in registration order, on the thread that cancelled, with no lock held; they are
+        /// released without running when the run completes normally.
+        public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+            run.onCancel(handler)
+        }
+    }
+}
+
+extension Job.Controller where Value == Void {
+    /// Completes the run successfully.
+    public func finish() {
+        run.complete(with: .success(()))
+    }
+}

@@ -1,0 +1,107 @@
+import Dispatch
+
+/// A unit of asynchronous work that completes once with a `Value` or an error.
+///
+/// A job is a recipe: creating one does nothing. Each `perform` starts a new, independent run, so a
+/// job can be performed many times, composed into groups and sequences, or awaited from async code.
+///
+/// ```swift
+/// let upload = Job<Void> { controller in
+///     uploader.upload(photo) { error in
+///         if let error { controller.fail(with: error) } else { controller.finish() }
+///     }
+/// }
+/// upload.perform { result in print(result) }      // the handler runs on the main queue
+/// ```
+public struct Job<Value: Sendable>: Sendable {
+    let body: @Sendable (Controller) -> Void
+
+    /// Creates a job from a body that completes its run through the controller.
+    ///
+    /// The body runs once per run, on the queue the run was started on. It must eventually call
+    /// `finish`, `fail(with:)` or `complete(with:)` exactly once, from any thread; calls after the first
+    /// are ignored (and reported in debug builds through `JobDiagnostics`). After a cancellation the
+    /// body's own completion is ignored.
+    public init(_ body: @escaping @Sendable (Controller) -> Void) {
+        self.body = body
+    }
+
+    /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on `resultQueue`.
+    ///
+    /// By the time `handler` runs, the handle's `state` is final, and its `progress` reads 1.0 if the
+    /// run succeeded. The handler is retained until it has run. A command-line tool that keeps the
+    /// default `resultQueue` must service the main queue (`dispatchMain()`, `RunLoop.main.run()` or an
+    /// async `main`), or pass another queue.
+    ///
+    /// - Parameters:
+    ///   - queue: where the body runs (and, for groups and sequences, their members).
+    ///   - resultQueue: where `handler` runs. Defaults to the main queue.
+    ///   - handler: receives the outcome; `JobError.cancelled` after `JobHandle.cancel()`.
+    /// - Returns: a handle to observe or cancel this run. The run goes on whether or not it is kept.
+    @discardableResult
+    public func perform(
+        on queue: DispatchQueue = .global(),
+        resultQueue: DispatchQueue = .main,
+        then handler: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) -> JobHandle {
+        JobHandle(run: start(on: queue) { result in resultQueue.async { handler(result) } })
+    }
+
+    /// Starts a run whose completion is called inline, on whatever thread completes it. The building
+    /// block of every combinator: members never hop through another queue to report.
+    @inline(__always)
+    func start(on queue: DispatchQueue, completion: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Run<
+        Value
+    > {
+        let run = Run<Value>.make(completion: completion)
+        run.start(body, on: queue)
+        return run
+    }
+}
+
+extension Job {
+    /// A job that finishes at once with `value`.
+    public static func just(_ value: Value) -> Job {
+        Job { $0.finish(value) }
+    }
+
+    /// A job that fails at once with `error`.
+    public static func failure(_ error: any Error) -> Job {
+        Job { $0.fail(with: error) }
+    }
+
+    /// Adapts a completion-handler API that reports a `Result`.
+    ///
+    /// ```swift
+    /// let load = Job<Product>.wrapping { done in loader.loadProduct(withID: id, completionHandler: done) }
+    /// ```
+    public static func wrapping(
+        _ call: @escaping @Sendable (_ done: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void
+    ) -> Job {
+        Job { controller in call { controller.complete(with: $0) } }
+    }
+}
+
+extension Job where Value == Void {
+    /// A job that finishes at once.
+    public static var empty: Job { Job { $0.finish() } }
+
+    /// Adapts a completion-handler API that reports an optional error (`nil` means success).
+    ///
+    /// ```swift
+    /// extension Job where Value == Void {
+    ///     static func uploading(_ photo: Photo, using uploader: Uploader) -> Job {
+    ///         .wrapping { done in uploader.upload(photo, then: done) }
+    ///     }
+    /// }
+    /// ```
+    public static func wrapping(
+        _ call: @escaping @Sendable (_ done: @escaping @Sendable ((any Error)?) -> Void) -> Void
+    ) -> Job {
+        Job { controller in
+            call { error in
+                if let error { controller.fail(with: error) } else { controller.finish() }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Reports misuse of the job contract in debug builds — never a crash.
+///
+/// Today one misuse is detected: a body that completes its run twice (`finish` after `finish`,
+/// `fail` after `finish`, …). The first outcome always stands and the second is ignored; in debug
+/// builds the second is also reported, once per run, to every installed handler, or to standard
+/// error when none is installed. Release builds report nothing.
+///
+/// ```swift
+/// let token = JobDiagnostics.addHandler { event in logger.warning("\(event)") }
+/// defer { JobDiagnostics.removeHandler(token) }
+/// ```
+public enum JobDiagnostics {
+    /// A detected misuse.
+    public struct Event: Sendable, Equatable, CustomStringConvertible {
+        /// What went wrong.
+        public enum Kind: Sendable, Equatable {
+            /// The body called `finish`, `fail` or `complete` after its run had already completed.
+            case completedTwice
+        }
+
+        public let kind: Kind
+        /// The run it happened in; equal to `JobHandle.id` of that run.
+        public let runID: ObjectIdentifier
+
+        public var description: String {
+            switch kind {
+            case .completedTwice:
+                "JobKit: a job completed twice; the second finish/fail was ignored (the first outcome stands)"
+            }
+        }
+    }
+
+    /// Identifies an installed handler, for `removeHandler(_:)`.
+    public struct Token: Sendable, Hashable {
+        fileprivate let value: UInt64
+    }
+
+    private struct Registry {
+        var nextToken: UInt64 = 0
+        var handlers: [UInt64: @Sendable (Event) -> Void] = [:]
+    }
+
+    private static let registry = LockedBox.make(Registry())
+
+    /// Installs `handler`, called synchronously on the thread that detected the misuse, with no lock
+    /// held. It is retained until removed.
+    @discardableResult
+    public static func addHandler(_ handler: @escaping @Sendable (Event) -> Void) -> Token {
+        registry.withLock { registry in
+            registry.nextToken += 1
+            registry.handlers[registry.nextToken] = handler
+            return Token(value: registry.nextToken)
+        }
+    }
+
+    /// Removes a handler installed by `addHandler(_:)`.
+    public static func removeHandler(_ token: Token) {
+        registry.withLock { _ = $0.handlers.removeValue(forKey: token.value) }
+    }
+
+    static func report(_ kind: Event.Kind, runID: ObjectIdentifier) {
+        #if DEBUG
+            let event = Event(kind: kind, runID: runID)
+            let handlers = registry.withLock { Array($0.handlers.values) }
+            if handlers.isEmpty {
+                FileHandle.standardError.write(Data("\(event)\n".utf8))
+            } else {
+                for handler in handlers { handler(event) }
+            }
+        #endif
+    }
+}

@@ -1,0 +1,103 @@
+/// The state of a running group, collect, settle or sequence, as a value. Every transition returns
+/// what to do after the lock is released; it never calls out.
+struct JobGroupStateMachine<Element: Sendable> {
+    enum Policy {
+        /// The first failure fails the whole group: running members are cancelled, pending ones never start.
+        case failFast
+        /// Every member runs to its end; failures are results like any other.
+        case settle
+    }
+
+    let policy: Policy
+    let count: Int
+    let limit: Int
+    /// Whether member results are kept (collect and settle) or only counted (group and sequence).
+    let keepsResults: Bool
+
+    private var isDone = false
+    private var nextIndex = 0
+    private var inFlight = 0
+    private var completedCount = 0
+    private var members: [(any AnyRun)?]
+    private var results: [Result<Element, any Error>?]
+
+    init(policy: Policy, count: Int, limit: Int, keepsResults: Bool) {
+        self.policy = policy
+        self.count = count
+        self.limit = limit
+        self.keepsResults = keepsResults
+        self.members = Array(repeating: nil, count: count)
+        self.results = keepsResults ? Array(repeating: nil, count: count) : []
+    }
+
+    enum StartAction {
+        case launch(Range<Int>)
+        case finish([Result<Element, any Error>])
+    }
+
+    /// The group's run has started: launch the first members, or finish at once when there are none.
+    mutating func start() -> StartAction {
+        if count == 0 {
+            isDone = true
+            return .finish([])
+        }
+        return .launch(claimLaunches())
+    }
+
+    /// Members `range` have been created: keep them for cancellation. Returns `false` when the group
+    /// ended meanwhile; the members must then not be started.
+    mutating func register(_ runs: [any AnyRun], from start: Int) -> Bool {
+        guard !isDone else { return false }
+        for (offset, run) in runs.enumerated() { members[start + offset] = run }
+        return true
+    }
+
+    enum MemberAction {
+        case none
+        case launch(Range<Int>)
+        case finish([Result<Element, any Error>])
+        case fail(any Error, cancelling: [any AnyRun])
+    }
+
+    mutating func memberCompleted(at index: Int, with result: Result<Element, any Error>) -> MemberAction {
+        guard !isDone else { return .none }
+        members[index] = nil
+        inFlight -= 1
+        completedCount += 1
+        if case .failure(let error) = result, policy == .failFast {
+            isDone = true
+            return .fail(error, cancelling: takeMembers())
+        }
+        if keepsResults { results[index] = result }
+        if completedCount == count {
+            isDone = true
+            let results = self.results
+            self.results = []
+            return .finish(results.map { $0! })
+        }
+        let range = claimLaunches()
+        return range.isEmpty ? .none : .launch(range)
+    }
+
+    /// The group's own run was cancelled: returns the members to cancel.
+    mutating func cancel() -> [any AnyRun] {
+        guard !isDone else { return [] }
+        isDone = true
+        return takeMembers()
+    }
+
+    private mutating func claimLaunches() -> Range<Int> {
+        let end = min(count, nextIndex + (limit - inFlight))
+        guard end > nextIndex else { return nextIndex..<nextIndex }
+        let range = nextIndex..<end
+        inFlight += range.count
+        nextIndex = end
+        return range
+    }
+
+    private mutating func takeMembers() -> [any AnyRun] {
+        let running = members.compactMap { $0 }
+        members = []
+        return running
+    }
+}

@@ -1,0 +1,90 @@
+import Dispatch
+
+/// Runs members of a group, collect, settle or sequence on the group's queue, at most `limit` at a
+/// time, without ever blocking a thread: a finished member launches the next pending one.
+///
+/// Members complete inline (no hop through another queue); the next member's body is dispatched
+/// asynchronously, so any number of members runs in constant stack.
+// Safety: the only mutable state is the state machine inside `state`, touched only under its lock.
+final class JobGroup<Element: Sendable>: @unchecked Sendable {
+    typealias Results = [Result<Element, any Error>]
+
+    private let jobs: [Job<Element>]
+    private let queue: DispatchQueue
+    private let state: LockedBox<JobGroupStateMachine<Element>>
+    private let onFinish: @Sendable (Results) -> Void
+    private let onFail: @Sendable (any Error) -> Void
+
+    private init(
+        jobs: [Job<Element>],
+        queue: DispatchQueue,
+        machine: JobGroupStateMachine<Element>,
+        onFinish: @escaping @Sendable (Results) -> Void,
+        onFail: @escaping @Sendable (any Error) -> Void
+    ) {
+        self.jobs = jobs
+        self.queue = queue
+        self.state = LockedBox.make(machine)
+        self.onFinish = onFinish
+        self.onFail = onFail
+    }
+
+    /// A job that runs `jobs` under `policy` and completes with their results, in input order.
+    static func job<Value>(
+        _ jobs: [Job<Element>],
+        policy: JobGroupStateMachine<Element>.Policy,
+        maxConcurrent: Int?,
+        keepsResults: Bool,
+        transform: @escaping @Sendable (Results) throws -> Value
+    ) -> Job<Value> {
+        let limit = maxConcurrent ?? max(jobs.count, 1)
+        precondition(limit >= 1, "JobKit: maxConcurrent must be at least 1, got \(limit)")
+        return Job<Value> { controller in
+            let machine = JobGroupStateMachine<Element>(
+                policy: policy, count: jobs.count, limit: limit, keepsResults: keepsResults)
+            let group = JobGroup(
+                jobs: jobs, queue: controller.queue, machine: machine,
+                onFinish: { results in controller.complete(with: Result { try transform(results) }) },
+                onFail: { error in controller.fail(with: error) })
+            controller.onCancel { group.cancel() }
+            group.start()
+        }
+    }
+
+    private func start() {
+        switch state.withLock({ $0.start() }) {
+        case .launch(let range): launch(range)
+        case .finish(let results): onFinish(results)
+        }
+    }
+
+    private func launch(_ range: Range<Int>) {
+        var runs: [Run<Element>] = []
+        runs.reserveCapacity(range.count)
+        for index in range {
+            runs.append(Run<Element>.make { [self] result in memberCompleted(at: index, with: result) })
+        }
+        guard state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
+        for (index, run) in zip(range, runs) {
+            run.start(jobs[index].body, on: queue)
+        }
+    }
+
+    private func memberCompleted(at index: Int, with result: Result<Element, any Error>) {
+        switch state.withLock({ $0.memberCompleted(at: index, with: result) }) {
+        case .none:
+            break
+        case .launch(let range):
+            launch(range)
+        case .finish(let results):
+            onFinish(results)
+        case .fail(let error, let running):
+            for member in running { member.cancel() }
+            onFail(error)
+        }
+    }
+
+    private func cancel() {
+        for member in state.withLock({ $0.cancel() }) { member.cancel() }
+    }
+}

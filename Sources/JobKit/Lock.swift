@@ -1,0 +1,102 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+#if canImport(Darwin)
+    /// The platform's cheapest mutex that the thread sanitizer understands.
+    typealias PlatformMutex = os_unfair_lock
+#else
+    /// The platform's cheapest mutex that the thread sanitizer understands.
+    typealias PlatformMutex = pthread_mutex_t
+#endif
+
+/// Thin, always-inlined wrappers over the platform mutex, used through a stable pointer.
+enum MutexOps {
+    @inline(__always)
+    static func initialize(_ mutex: UnsafeMutablePointer<PlatformMutex>) {
+        #if canImport(Darwin)
+            mutex.initialize(to: os_unfair_lock())
+        #else
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            let error = pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+            precondition(error == 0, "pthread_mutex_init failed: \(error)")
+        #endif
+    }
+
+    @inline(__always)
+    static func destroy(_ mutex: UnsafeMutablePointer<PlatformMutex>) {
+        #if !canImport(Darwin)
+            pthread_mutex_destroy(mutex)
+        #endif
+        mutex.deinitialize(count: 1)
+    }
+
+    @inline(__always)
+    static func lock(_ mutex: UnsafeMutablePointer<PlatformMutex>) {
+        #if canImport(Darwin)
+            os_unfair_lock_lock(mutex)
+        #else
+            pthread_mutex_lock(mutex)
+        #endif
+    }
+
+    @inline(__always)
+    static func unlock(_ mutex: UnsafeMutablePointer<PlatformMutex>) {
+        #if canImport(Darwin)
+            os_unfair_lock_unlock(mutex)
+        #else
+            pthread_mutex_unlock(mutex)
+        #endif
+    }
+}
+
+extension ManagedBuffer where Element == PlatformMutex {
+    /// Runs `body` with exclusive access to the header. Never call user code, a queue or a
+    /// continuation from `body`: compute an action, return it, and act after the lock is released.
+    @inline(__always)
+    final func withLock<Result>(_ body: (inout Header) throws -> Result) rethrows -> Result {
+        try withUnsafeMutablePointers { header, mutex in
+            MutexOps.lock(mutex)
+            defer { MutexOps.unlock(mutex) }
+            return try body(&header.pointee)
+        }
+    }
+}
+
+/// The storage of a `LockedBox`: the value and its mutex in one allocation.
+final class LockStorage<State>: ManagedBuffer<State, PlatformMutex> {
+    static func make(_ initial: State) -> LockStorage<State> {
+        let buffer = create(minimumCapacity: 1) { _ in initial }
+        buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
+        return unsafeDowncast(buffer, to: LockStorage<State>.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { MutexOps.destroy($0) }
+    }
+}
+
+/// A value behind a mutex, in one allocation.
+struct LockedBox<State> {
+    let storage: LockStorage<State>
+
+    static func make(_ initial: State) -> LockedBox<State> {
+        LockedBox(storage: .make(initial))
+    }
+
+    /// Runs `body` with exclusive access to the value. Never call user code, a queue or a
+    /// continuation from `body`: compute an action, return it, and act after the lock is released.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try storage.withLock(body)
+    }
+}
+
+// Safety: the value is only reached through `withLock`, which holds the mutex, and is itself Sendable.
+extension LockedBox: @unchecked Sendable where State: Sendable {}

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import JobKit
+
+/// A queue that can tell whether code is running on it, on Linux too (where `===` on queues lies).
+final class TaggedQueue: Sendable {
+    let queue: DispatchQueue
+    private let key = DispatchSpecificKey<ObjectIdentifier>()
+
+    init(_ label: String, attributes: DispatchQueue.Attributes = []) {
+        queue = DispatchQueue(label: label, attributes: attributes)
+        queue.setSpecific(key: key, value: ObjectIdentifier(self))
+    }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == ObjectIdentifier(self) }
+}
+
+/// A lock-protected value for tests.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // Safety: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+
+    var current: Value { withLock { $0 } }
+}
+
+/// Counts how many are in flight and the highest count seen.
+final class InFlightMeter: Sendable {
+    private let state = Locked((current: 0, peak: 0))
+
+    func enter() {
+        state.withLock {
+            $0.current += 1; $0.peak = max($0.peak, $0.current)
+        }
+    }
+    func leave() { state.withLock { $0.current -= 1 } }
+    var peak: Int { state.current.peak }
+}
+
+let resultQueue = DispatchQueue(label: "test.results")
+
+extension Job {
+    /// Performs a run and waits (without blocking a thread) for its outcome.
+    func outcome(on queue: DispatchQueue = .global(), resultQueue: DispatchQueue = resultQueue) async
+        -> Result<Value, any Error>
+    {
+        await withCheckedContinuation { continuation in
+            perform(on: queue, resultQueue: resultQueue) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// A job that finishes with `value` after `delay`, completed by a timer (no thread held meanwhile).
+    static func after(_ delay: DispatchTimeInterval, value: Value) -> Job {
+        Job { controller in
+            controller.queue.asyncAfter(deadline: .now() + delay) { controller.finish(value) }
+        }
+    }
+}
+
+struct TestError: Error, Equatable {
+    let id: Int
+}
+
+extension Result {
+    var failureError: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+func isCancelled<V>(_ result: Result<V, any Error>) -> Bool {
+    (result.failureError as? JobError) == .cancelled
+}
+
+/// The current number of threads of this process, from `/proc/self/status` (nil where there is none).
+func currentThreadCount() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
+    }
+    return nil
+}
