@@ -16,7 +16,8 @@ struct PublishScenario: Sendable {
 
     /// Runs the scenario; `print` is called on the main queue. Returns whether the post was published.
     func run(print: @escaping @Sendable (String) -> Void) async -> Bool {
-        let media = (1..<photos + 1).map { "photo \($0)" }
+        let media =
+            (1..<photos + 1).map { "photo \($0)" }
             + (1..<videos + 1).map { "video \($0)" }
         let failing = failUpload ? media.last : nil
         let publish = Job.sequence([
