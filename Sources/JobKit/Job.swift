@@ -15,6 +15,7 @@ import Dispatch
 /// ```
 public struct Job<Value: Sendable>: Sendable {
     let body: @Sendable (Controller) -> Void
+    var metadata: JobMetadata?
 
     /// Creates a job from a body that completes its run through the controller.
     ///
@@ -44,16 +45,28 @@ public struct Job<Value: Sendable>: Sendable {
         resultQueue: DispatchQueue = .main,
         then handler: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> JobHandle {
-        JobHandle(run: start(on: queue) { result in resultQueue.async { handler(result) } })
+        JobHandle(run: start(on: queue, parent: nil) { result in resultQueue.async { handler(result) } })
     }
 
-    /// Starts a run whose completion is called inline, on whatever thread completes it. The building
-    /// block of every combinator: members never hop through another queue to report.
+    /// Makes a run (not started) whose completion is called inline, on whatever thread completes it;
+    /// `parent` is the run of the enclosing group or sequence, for tracing.
     @inline(__always)
-    func start(on queue: DispatchQueue, completion: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Run<
-        Value
-    > {
-        let run = Run<Value>.make(completion: completion)
+    func makeRun(parent: (any AnyRun)?, completion: @escaping @Sendable (Result<Value, any Error>) -> Void)
+        -> Run<Value>
+    {
+        let parentTrace = parent?.trace
+        let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
+        return Run<Value>.make(trace: trace, completion: completion)
+    }
+
+    /// Starts a run whose completion is called inline. The building block of every combinator: members
+    /// never hop through another queue to report.
+    @inline(__always)
+    func start(
+        on queue: DispatchQueue, parent: (any AnyRun)?,
+        completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) -> Run<Value> {
+        let run = makeRun(parent: parent, completion: completion)
         run.start(body, on: queue)
         return run
     }

@@ -20,6 +20,8 @@ struct JobGroupStateMachine<Element: Sendable> {
     private var completedCount = 0
     private var members: [(any AnyRun)?]
     private var results: [Result<Element, any Error>?]
+    /// One child progress per member, once somebody asked for the group's progress.
+    private var childReporters: [ProgressReporter]?
 
     init(policy: Policy, count: Int, limit: Int, keepsResults: Bool) {
         self.policy = policy
@@ -44,12 +46,26 @@ struct JobGroupStateMachine<Element: Sendable> {
         return .launch(claimLaunches())
     }
 
-    /// Members `range` have been created: keep them for cancellation. Returns `false` when the group
-    /// ended meanwhile; the members must then not be started.
-    mutating func register(_ runs: [any AnyRun], from start: Int) -> Bool {
-        guard !isDone else { return false }
+    /// Members `range` have been created: keep them for cancellation. Returns `nil` when the group
+    /// ended meanwhile (the members must then not be started), else the child progress each must adopt.
+    mutating func register(_ runs: [any AnyRun], from start: Int) -> [ProgressReporter]? {
+        guard !isDone else { return nil }
         for (offset, run) in runs.enumerated() { members[start + offset] = run }
-        return true
+        guard let childReporters else { return [] }
+        return Array(childReporters[start..<start + runs.count])
+    }
+
+    /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
+    /// already launched, its run (nil once it completed) so that its child can catch up.
+    mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: (any AnyRun)?)] {
+        guard childReporters == nil, !isDone else { return [] }
+        childReporters = children
+        return (0..<nextIndex).map { (children[$0], members[$0]) }
+    }
+
+    /// The running member at `index`, if any.
+    func member(at index: Int) -> (any AnyRun)? {
+        members.indices.contains(index) ? members[index] : nil
     }
 
     enum MemberAction {

@@ -6,11 +6,13 @@ import Dispatch
 /// Members complete inline (no hop through another queue); the next member's body is dispatched
 /// asynchronously, so any number of members runs in constant stack.
 // Safety: the only mutable state is the state machine inside `state`, touched only under its lock.
-final class JobGroup<Element: Sendable>: @unchecked Sendable {
+final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable {
     typealias Results = [Result<Element, any Error>]
 
     private let jobs: [Job<Element>]
     private let queue: DispatchQueue
+    /// The group's own run: the parent of its members' runs, for tracing.
+    private let parent: any AnyRun
     private let state: LockedBox<JobGroupStateMachine<Element>>
     private let onFinish: @Sendable (Results) -> Void
     private let onFail: @Sendable (any Error) -> Void
@@ -18,12 +20,14 @@ final class JobGroup<Element: Sendable>: @unchecked Sendable {
     private init(
         jobs: [Job<Element>],
         queue: DispatchQueue,
+        parent: any AnyRun,
         machine: JobGroupStateMachine<Element>,
         onFinish: @escaping @Sendable (Results) -> Void,
         onFail: @escaping @Sendable (any Error) -> Void
     ) {
         self.jobs = jobs
         self.queue = queue
+        self.parent = parent
         self.state = LockedBox.make(machine)
         self.onFinish = onFinish
         self.onFail = onFail
@@ -43,10 +47,11 @@ final class JobGroup<Element: Sendable>: @unchecked Sendable {
             let machine = JobGroupStateMachine<Element>(
                 policy: policy, count: jobs.count, limit: limit, keepsResults: keepsResults)
             let group = JobGroup(
-                jobs: jobs, queue: controller.queue, machine: machine,
+                jobs: jobs, queue: controller.queue, parent: controller.run, machine: machine,
                 onFinish: { results in controller.complete(with: Result { try transform(results) }) },
                 onFail: { error in controller.fail(with: error) })
             controller.onCancel { group.cancel() }
+            controller.run.setComposite(group)
             group.start()
         }
     }
@@ -62,9 +67,10 @@ final class JobGroup<Element: Sendable>: @unchecked Sendable {
         var runs: [Run<Element>] = []
         runs.reserveCapacity(range.count)
         for index in range {
-            runs.append(Run<Element>.make { [self] result in memberCompleted(at: index, with: result) })
+            runs.append(jobs[index].makeRun(parent: parent) { [self] in memberCompleted(at: index, with: $0) })
         }
-        guard state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
+        guard let children = state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
+        for (run, child) in zip(runs, children) { run.adopt(child) }
         for (index, run) in zip(range, runs) {
             run.start(jobs[index].body, on: queue)
         }
@@ -86,5 +92,20 @@ final class JobGroup<Element: Sendable>: @unchecked Sendable {
 
     private func cancel() {
         for member in state.withLock({ $0.cancel() }) { member.cancel() }
+    }
+
+    func attachChildren(to parent: ProgressReporter) {
+        let count = jobs.count
+        parent.progress.totalUnitCount = Int64(count)
+        let children = (0..<count).map { index in
+            let child = ProgressReporter(units: ProgressReporter.leafUnits) { [weak self] in
+                self?.state.withLock { $0.member(at: index) }?.cancel()
+            }
+            parent.progress.addChild(child.progress, withPendingUnitCount: 1)
+            return child
+        }
+        for (child, run) in state.withLock({ $0.install(children) }) {
+            if let run { run.adopt(child) } else { child.complete() }
+        }
     }
 }

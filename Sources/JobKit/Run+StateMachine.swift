@@ -2,7 +2,6 @@
 /// once the lock is released. It never calls out.
 struct RunStateMachine<Value: Sendable> {
     typealias Completion = @Sendable (Result<Value, any Error>) -> Void
-    typealias ProgressSink = @Sendable (Double) -> Void
 
     enum Phase {
         case pending
@@ -14,15 +13,42 @@ struct RunStateMachine<Value: Sendable> {
         case cancelled(bodyCompleted: Bool)
     }
 
+    /// What the run's watchers must hear about a transition, after the lock is released.
+    struct Notice {
+        var state: JobState
+        /// Observers that already hold the state and need a drain scheduled.
+        var observersToDrain: [StateObserver]
+        var reporter: ProgressReporter?
+        var trace: TraceContext?
+        var time: UInt64
+
+        /// Delivers the notice: progress first, then observers, then tracers.
+        func send() {
+            if let reporter {
+                switch state {
+                case .running(let fraction): reporter.apply(fraction)
+                case .finished: reporter.complete()
+                case .pending, .failed, .cancelled: break
+                }
+                if state.isFinal { reporter.detach() }
+            }
+            for observer in observersToDrain { observer.scheduleDrain() }
+            trace?.record(state, at: time)
+        }
+    }
+
     private(set) var phase: Phase = .pending
     private var completion: Completion?
     private var cancelHandlers: [@Sendable () -> Void] = []
     private var misuseReported = false
-    /// Where progress goes once somebody asked for `JobHandle.progress`.
-    private var progressSink: ProgressSink?
+    private var observers: [StateObserver] = []
+    private var reporter: ProgressReporter?
+    private var composite: (any ProgressComposite)?
+    let trace: TraceContext?
 
-    init(completion: @escaping Completion) {
+    init(completion: @escaping Completion, trace: TraceContext?) {
         self.completion = completion
+        self.trace = trace
     }
 
     var state: JobState {
@@ -43,25 +69,43 @@ struct RunStateMachine<Value: Sendable> {
         }
     }
 
+    var isCancelled: Bool {
+        if case .cancelled = phase { return true }
+        return false
+    }
+
+    /// Moves to `newPhase` and returns who must hear of it (nil when nobody watches).
+    private mutating func move(to newPhase: Phase) -> Notice? {
+        phase = newPhase
+        guard !observers.isEmpty || reporter != nil || trace != nil else { return nil }
+        let state = self.state
+        let notice = Notice(
+            state: state, observersToDrain: observers.filter { $0.append(state) }, reporter: reporter,
+            trace: trace, time: trace == nil ? 0 : TraceContext.now())
+        if state.isFinal {
+            observers = []
+            composite = nil
+        }
+        return notice
+    }
+
     // MARK: Transitions
 
-    /// The body is about to run. Returns `false` when the run was cancelled first: the body must not run.
-    mutating func start() -> Bool {
+    /// The body is about to run. Returns `nil` when the run was cancelled first: the body must not run.
+    mutating func start() -> Notice?? {
         switch phase {
         case .pending:
-            phase = .running(fraction: 0)
-            return true
+            return .some(move(to: .running(fraction: 0)))
         case .cancelled:
-            return false
+            return nil
         case .running, .finished, .failed:
             preconditionFailure("JobKit: a run was started twice")
         }
     }
 
     enum CompleteAction {
-        /// Deliver the result to the completion (after moving the sink, if any, to 1.0 on success);
-        /// the new state is final.
-        case deliver(Completion, Result<Value, any Error>, ProgressSink?)
+        /// Deliver the result to the completion, after the notice; the new state is final.
+        case deliver(Completion, Result<Value, any Error>, Notice?)
         /// The run had already completed; this is the body's second `finish`/`fail`.
         case reportMisuse
         case none
@@ -72,11 +116,9 @@ struct RunStateMachine<Value: Sendable> {
         case .pending, .running:
             let isSuccess: Bool
             if case .success = result { isSuccess = true } else { isSuccess = false }
-            phase = isSuccess ? .finished : .failed
             cancelHandlers = []
-            let sink = progressSink
-            progressSink = nil
-            return .deliver(takeCompletion(), result, isSuccess ? sink : nil)
+            let notice = move(to: isSuccess ? .finished : .failed)
+            return .deliver(takeCompletion(), result, notice)
         case .cancelled(bodyCompleted: false):
             phase = .cancelled(bodyCompleted: true)
             return .none
@@ -88,57 +130,84 @@ struct RunStateMachine<Value: Sendable> {
     }
 
     enum CancelAction {
-        /// Run the handlers (in registration order), then deliver `JobError.cancelled`.
-        case cancel(handlers: [@Sendable () -> Void], completion: Completion)
+        /// Run the handlers (in registration order), send the notice, then deliver `JobError.cancelled`.
+        case cancel(handlers: [@Sendable () -> Void], completion: Completion, notice: Notice?)
         case none
     }
 
     mutating func cancel() -> CancelAction {
         switch phase {
         case .pending, .running:
-            phase = .cancelled(bodyCompleted: false)
-            progressSink = nil
             let handlers = cancelHandlers
             cancelHandlers = []
-            return .cancel(handlers: handlers, completion: takeCompletion())
+            let notice = move(to: .cancelled(bodyCompleted: false))
+            return .cancel(handlers: handlers, completion: takeCompletion(), notice: notice)
         case .finished, .failed, .cancelled:
             return .none
         }
     }
 
-    enum AddCancelHandlerAction {
-        case runNow
-        case none
-    }
-
-    mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> AddCancelHandlerAction {
+    /// Returns `true` when the handler must run now (the run is already cancelled).
+    mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> Bool {
         switch phase {
         case .pending, .running:
             cancelHandlers.append(handler)
-            return .none
+            return false
         case .cancelled:
-            return .runNow
+            return true
         case .finished, .failed:
-            return .none
+            return false
         }
     }
 
-    /// Records progress; returns where to send the new fraction, or `nil` if nothing changed.
-    mutating func report(progress fraction: Double) -> (ProgressSink, Double)? {
+    /// Records progress; returns the notice, or `nil` if nothing changed or nobody watches.
+    mutating func report(progress fraction: Double) -> Notice? {
         guard case .running(let current) = phase else { return nil }
         let clamped = min(max(fraction, 0), 1)
         guard clamped > current else { return nil }
-        phase = .running(fraction: clamped)
-        return progressSink.map { ($0, clamped) }
+        return move(to: .running(fraction: clamped))
     }
 
-    /// Attaches the sink that mirrors progress from now on; returns the fraction to start it at.
-    mutating func attach(_ sink: @escaping ProgressSink) -> Double {
-        switch phase {
-        case .pending, .running: progressSink = sink
-        case .finished, .failed, .cancelled: break
-        }
-        return fraction
+    // MARK: Watchers
+
+    /// Adds an observer, which hears the current state first and nothing after a final one.
+    /// Returns `true` when the caller must schedule its drain.
+    mutating func add(_ observer: StateObserver) -> Bool {
+        if !state.isFinal { observers.append(observer) }
+        return observer.append(state)
+    }
+
+    mutating func remove(_ observer: StateObserver) {
+        observers.removeAll { $0 === observer }
+    }
+
+    enum ReporterAction {
+        /// The reporter existed already.
+        case existing(ProgressReporter)
+        /// A new reporter: bring it to `state`, then attach the composite's children, if any.
+        case created(ProgressReporter, state: JobState, composite: (any ProgressComposite)?)
+    }
+
+    /// Returns this run's progress reporter, making it with `make` on first use.
+    mutating func reporter(orMake make: () -> ProgressReporter) -> ReporterAction {
+        if let reporter { return .existing(reporter) }
+        let reporter = make()
+        self.reporter = reporter
+        return .created(reporter, state: state, composite: composite)
+    }
+
+    /// Adopts `reporter` (a child of a group's progress): returns the state to bring it to.
+    mutating func adopt(_ reporter: ProgressReporter) -> JobState {
+        self.reporter = reporter
+        return state
+    }
+
+    /// Registers the run's members as the source of its progress; returns the progress whose
+    /// children they must become, if somebody already asked for it.
+    mutating func setComposite(_ composite: any ProgressComposite) -> ProgressReporter? {
+        guard !state.isFinal else { return nil }
+        self.composite = composite
+        return reporter
     }
 
     private mutating func takeCompletion() -> Completion {

@@ -1,13 +1,18 @@
 import Dispatch
+import Foundation
 
-/// What a `JobHandle` needs of a run, whatever its value type.
+/// What a `JobHandle` or a group needs of a run, whatever its value type.
 protocol AnyRun: Sendable {
     var id: ObjectIdentifier { get }
     var state: JobState { get }
-    var fraction: Double { get }
+    var trace: TraceContext? { get }
     func cancel()
-    /// Mirrors progress into `sink` from now on (called with no lock held); returns the current fraction.
-    func attachProgress(_ sink: @escaping @Sendable (Double) -> Void) -> Double
+    func observe(_ observer: StateObserver)
+    func stopObserving(_ observer: StateObserver)
+    /// This run's progress reporter, made on first use.
+    func progressReporter() -> ProgressReporter
+    /// Mirrors this run's progress into `reporter` (a child of its group's progress).
+    func adopt(_ reporter: ProgressReporter)
 }
 
 /// The storage of one run: its state machine and its mutex, in a single allocation.
@@ -19,8 +24,8 @@ final class RunStorage<Value: Sendable>: ManagedBuffer<RunStateMachine<Value>, P
 
 /// One run of a job.
 ///
-/// Every transition is decided under the lock and acted on after it: cancel handlers, the completion
-/// and diagnostics are called with no lock held.
+/// Every transition is decided under the lock and acted on after it: cancel handlers, observers,
+/// tracers, progress and the completion are called with no lock held.
 // Safety: the state machine in `storage` is only touched inside `withLock`, which holds its mutex.
 struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     typealias Completion = RunStateMachine<Value>.Completion
@@ -28,9 +33,12 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     let storage: RunStorage<Value>
 
     /// A run whose completion is called exactly once, on whatever thread completes it.
-    static func make(completion: @escaping Completion) -> Run<Value> {
-        let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in RunStateMachine(completion: completion) }
+    static func make(trace: TraceContext? = nil, completion: @escaping Completion) -> Run<Value> {
+        let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in
+            RunStateMachine(completion: completion, trace: trace)
+        }
         buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
+        trace?.record(.pending)
         return Run(storage: unsafeDowncast(buffer, to: RunStorage<Value>.self))
     }
 
@@ -40,24 +48,27 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     private func withLock<Result>(_ body: (inout RunStateMachine<Value>) -> Result) -> Result {
         storage.withLock(body)
     }
+
     /// Schedules `body` on `queue`. A run cancelled before the block runs never calls `body`.
     @inline(__always)
     func start(_ body: @escaping @Sendable (Job<Value>.Controller) -> Void, on queue: DispatchQueue) {
         queue.async {
-            if self.withLock({ $0.start() }) {
-                body(Job<Value>.Controller(run: self, queue: queue))
-            }
+            guard let notice = withLock({ $0.start() }) else { return }
+            notice?.send()
+            body(Job<Value>.Controller(run: self, queue: queue))
         }
     }
 
     var state: JobState { withLock { $0.state } }
 
-    var fraction: Double { withLock { $0.fraction } }
+    var isCancelled: Bool { withLock { $0.isCancelled } }
+
+    var trace: TraceContext? { withLock { $0.trace } }
 
     func complete(with result: Result<Value, any Error>) {
         switch withLock({ $0.complete(with: result) }) {
-        case .deliver(let completion, let result, let sink):
-            sink?(1)
+        case .deliver(let completion, let result, let notice):
+            notice?.send()
             completion(result)
         case .reportMisuse:
             JobDiagnostics.report(.completedTwice, runID: id)
@@ -67,28 +78,58 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     }
 
     func cancel() {
-        guard case .cancel(let handlers, let completion) = withLock({ $0.cancel() }) else { return }
+        guard case .cancel(let handlers, let completion, let notice) = withLock({ $0.cancel() }) else { return }
         for handler in handlers { handler() }
+        notice?.send()
         completion(.failure(JobError.cancelled))
     }
 
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        if case .runNow = withLock({ $0.addCancelHandler(handler) }) { handler() }
-    }
-
-    var isCancelled: Bool {
-        withLock {
-            if case .cancelled = $0.phase { return true }
-            return false
-        }
+        if withLock({ $0.addCancelHandler(handler) }) { handler() }
     }
 
     func report(progress fraction: Double) {
         guard !fraction.isNaN else { return }
-        if let (sink, fraction) = withLock({ $0.report(progress: fraction) }) { sink(fraction) }
+        withLock { $0.report(progress: fraction) }?.send()
     }
 
-    func attachProgress(_ sink: @escaping @Sendable (Double) -> Void) -> Double {
-        withLock { $0.attach(sink) }
+    // MARK: Watchers
+
+    func observe(_ observer: StateObserver) {
+        if withLock({ $0.add(observer) }) { observer.scheduleDrain() }
+    }
+
+    func stopObserving(_ observer: StateObserver) {
+        withLock { $0.remove(observer) }
+    }
+
+    func progressReporter() -> ProgressReporter {
+        let action = withLock { machine in
+            machine.reporter {
+                // Strong, so that a progress alone can still cancel the run: the cycle
+                // run → reporter → handler → run is broken when the run ends (`detach()`).
+                ProgressReporter(units: ProgressReporter.leafUnits) { [self] in cancel() }
+            }
+        }
+        switch action {
+        case .existing(let reporter):
+            return reporter
+        case .created(let reporter, let state, let composite):
+            if state.isFinal { reporter.detach() }
+            reporter.bring(to: state)
+            composite?.attachChildren(to: reporter)
+            return reporter
+        }
+    }
+
+    func adopt(_ reporter: ProgressReporter) {
+        reporter.bring(to: withLock { $0.adopt(reporter) })
+    }
+
+    /// Makes `composite` (a group's members) the source of this run's progress.
+    func setComposite(_ composite: any ProgressComposite) {
+        if let reporter = withLock({ $0.setComposite(composite) }) {
+            composite.attachChildren(to: reporter)
+        }
     }
 }

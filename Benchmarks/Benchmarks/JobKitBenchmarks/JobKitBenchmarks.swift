@@ -1,0 +1,208 @@
+import Benchmark
+import Dispatch
+import Foundation
+import JobKit
+
+// Each JobKit benchmark stands beside the raw GCD code that does the same work, in the same run:
+// compare the pairs, not absolute numbers (this machine is shared and noisy).
+//
+//   swift package --package-path Benchmarks benchmark
+//
+// BENCHMARKS.md records the figures and the ratios.
+
+let fanOutCount = 100_000
+let sequenceLength = 1_000_000
+let boundedCount = 2_000
+let boundedLimit = 8
+let boundedMilliseconds = 5
+let pendingCount = 100_000
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .mallocCountTotal, .threads],
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 20)
+
+    // MARK: Fan-out of 100,000 no-op jobs
+
+    Benchmark("fan-out 100k: raw GCD (DispatchGroup)") { benchmark in
+        let queue = DispatchQueue.global()
+        let group = DispatchGroup()
+        for _ in 0..<fanOutCount {
+            queue.async(group: group) { blackHole(0) }
+        }
+        group.wait()
+    }
+
+    Benchmark("fan-out 100k: JobKit group") { benchmark in
+        let noop = Job<Void> { $0.finish() }
+        wait(for: Job.group(Array(repeating: noop, count: fanOutCount)))
+    }
+
+    // MARK: A sequence of 1,000,000 no-op jobs
+
+    Benchmark("sequence 1M: raw GCD (async chain)") { benchmark in
+        let queue = DispatchQueue.global()
+        let done = DispatchSemaphore(value: 0)
+        @Sendable func step(_ index: Int) {
+            guard index < sequenceLength else { return done.signal() }
+            queue.async { step(index + 1) }
+        }
+        step(0)
+        done.wait()
+    }
+
+    Benchmark("sequence 1M: JobKit sequence") { benchmark in
+        let noop = Job<Void> { $0.finish() }
+        wait(for: Job.sequence(Array(repeating: noop, count: sequenceLength)))
+    }
+
+    // MARK: 2,000 jobs of 5 ms, at most 8 at once (ideal makespan 2000 / 8 × 5 ms = 1.25 s)
+
+    let boundedConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .threads, .custom("efficiency ‰", polarity: .prefersLarger, useScalingFactor: false)],
+        warmupIterations: 0, maxDuration: .seconds(10), maxIterations: 3)
+
+    Benchmark("bounded 2000×5ms/8: raw GCD (seed: semaphore)", configuration: boundedConfiguration) { benchmark in
+        let start = DispatchTime.now()
+        let queue = DispatchQueue.global(qos: .userInitiated)
+        let group = DispatchGroup()
+        let semaphore = DispatchSemaphore(value: boundedLimit)
+        for _ in 0..<boundedCount {
+            queue.async(group: group) {
+                semaphore.wait()
+                group.enter()
+                completeAfter(milliseconds: boundedMilliseconds, on: queue) {
+                    semaphore.signal()
+                    group.leave()
+                }
+            }
+        }
+        group.wait()
+        benchmark.measurement(.custom("efficiency ‰"), efficiencyPerMille(since: start))
+    }
+
+    Benchmark("bounded 2000×5ms/8: raw GCD (counter, no blocking)", configuration: boundedConfiguration) {
+        benchmark in
+        let start = DispatchTime.now()
+        let queue = DispatchQueue.global(qos: .userInitiated)
+        let done = DispatchSemaphore(value: 0)
+        let state = NSLock()
+        nonisolated(unsafe) var next = 0
+        nonisolated(unsafe) var finished = 0
+        @Sendable func launch() {
+            queue.async {
+                completeAfter(milliseconds: boundedMilliseconds, on: queue) {
+                    state.lock()
+                    finished += 1
+                    let startAnother = next < boundedCount
+                    if startAnother { next += 1 }
+                    let all = finished == boundedCount
+                    state.unlock()
+                    if startAnother { launch() }
+                    if all { done.signal() }
+                }
+            }
+        }
+        state.lock()
+        next = boundedLimit
+        state.unlock()
+        for _ in 0..<boundedLimit { launch() }
+        done.wait()
+        benchmark.measurement(.custom("efficiency ‰"), efficiencyPerMille(since: start))
+    }
+
+    Benchmark("bounded 2000×5ms/8: JobKit group(maxConcurrent: 8)", configuration: boundedConfiguration) {
+        benchmark in
+        let start = DispatchTime.now()
+        let job = Job<Void> { controller in
+            completeAfter(milliseconds: boundedMilliseconds, on: controller.queue) { controller.finish() }
+        }
+        wait(
+            for: Job.group(Array(repeating: job, count: boundedCount), maxConcurrent: boundedLimit),
+            on: .global(qos: .userInitiated))
+        benchmark.measurement(.custom("efficiency ‰"), efficiencyPerMille(since: start))
+    }
+
+    // MARK: Memory held by a pending job
+
+    let memoryConfiguration = Benchmark.Configuration(
+        metrics: [.custom("bytes per pending job", polarity: .prefersSmaller, useScalingFactor: false)],
+        warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 5)
+
+    Benchmark("pending job: raw GCD (queued block)", configuration: memoryConfiguration) { benchmark in
+        let queue = DispatchQueue(label: "suspended")
+        queue.suspend()
+        let before = liveHeapBytes()
+        for index in 0..<pendingCount { queue.async { blackHole(index) } }
+        let perJob = (liveHeapBytes() - before) / pendingCount
+        queue.resume()
+        benchmark.measurement(.custom("bytes per pending job"), perJob)
+    }
+
+    Benchmark("pending job: JobKit bounded group", configuration: memoryConfiguration) { benchmark in
+        let release = DispatchSemaphore(value: 0)
+        let blocker = Job<Void> { controller in
+            DispatchQueue.global().async {
+                release.wait()
+                controller.finish()
+            }
+        }
+        let before = liveHeapBytes()
+        let jobs =
+            [blocker]
+            + (0..<pendingCount).map { index in
+                Job<Void> {
+                    blackHole(index); $0.finish()
+                }
+            }
+        let done = DispatchSemaphore(value: 0)
+        let handle = Job.group(jobs, maxConcurrent: 1).perform(resultQueue: .global()) { _ in done.signal() }
+        while handle.state == .pending { usleep(100) }
+        let perJob = (liveHeapBytes() - before) / pendingCount
+        release.signal()
+        done.wait()
+        benchmark.measurement(.custom("bytes per pending job"), perJob)
+    }
+}
+
+/// Performs `job` and blocks the benchmark's thread until it completes (benchmark code only).
+func wait(for job: Job<Void>, on queue: DispatchQueue = .global()) {
+    let done = DispatchSemaphore(value: 0)
+    job.perform(on: queue, resultQueue: .global()) { result in
+        precondition((try? result.get()) != nil, "benchmark job failed: \(result)")
+        done.signal()
+    }
+    done.wait()
+}
+
+/// Calls `body` on `queue` after `milliseconds`, from a strict timer with no leeway: the same
+/// "5 ms of work that holds no thread" for every variant.
+func completeAfter(milliseconds: Int, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+    let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+    timer.schedule(deadline: .now() + .milliseconds(milliseconds), leeway: .nanoseconds(0))
+    timer.setEventHandler {
+        timer.cancel()
+        body()
+    }
+    timer.activate()
+}
+
+/// The ideal makespan over the measured one, in thousandths.
+func efficiencyPerMille(since start: DispatchTime) -> Int {
+    let ideal = Double(boundedCount / boundedLimit * boundedMilliseconds) * 1e6
+    let measured = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds)
+    return Int(1000 * ideal / measured)
+}
+
+/// Bytes currently allocated from the heap.
+func liveHeapBytes() -> Int {
+    #if canImport(Glibc)
+        Int(mallinfo2().uordblks)
+    #else
+        var statistics = malloc_statistics_t()
+        malloc_zone_statistics(nil, &statistics)
+        return Int(statistics.size_in_use)
+    #endif
+}

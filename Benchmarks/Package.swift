@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+/// A path dependency's identity is its folder's name, which depends on where JobKit was cloned.
+let jobKitPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent
+
+let package = Package(
+    name: "JobKitBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "JobKitBenchmarks",
+            dependencies: [
+                .product(name: "JobKit", package: jobKitPackage),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/JobKitBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

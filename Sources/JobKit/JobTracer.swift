@@ -1,0 +1,106 @@
+import Dispatch
+
+/// Receives the lifecycle of traced runs: enqueued, started, progress, and how each ended.
+///
+/// `record(_:)` is called synchronously on the thread where the transition happened, with no lock
+/// held, possibly from many threads at once: keep it thread-safe and cheap (append to a buffer).
+/// Tracers are retained by every run they trace until that run ends.
+///
+/// ```swift
+/// let trace = ChromeTraceWriter()
+/// publish.traced(by: trace).perform { _ in try? trace.write(to: URL(filePath: "publish.json")) }
+/// ```
+public protocol JobTracer: AnyObject, Sendable {
+    func record(_ event: JobTraceEvent)
+}
+
+/// One step in the life of a traced run.
+public struct JobTraceEvent: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// The run was created; its body waits for its queue or for a free slot.
+        case enqueued
+        /// The body started.
+        case started
+        /// The body reported progress.
+        case progress(Double)
+        case finished
+        case failed
+        case cancelled
+    }
+
+    /// Unique within the process for the life of the process.
+    public let runID: UInt64
+    /// The enclosing group's, collect's, settle's or sequence's run; nil for a top-level run.
+    public let parentID: UInt64?
+    /// The name given with `Job.named(_:)`, if any.
+    public let name: String?
+    public let kind: Kind
+    /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`).
+    public let time: UInt64
+}
+
+/// A traced run's identity and where its events go.
+struct TraceContext: Sendable {
+    private static let ids = LockedBox.make(UInt64(0))
+
+    let tracers: [any JobTracer]
+    let id: UInt64
+    let parentID: UInt64?
+    let name: String?
+
+    /// The context of a new run, or nil when neither the job nor its parent is traced.
+    static func make(for metadata: JobMetadata?, parent: TraceContext?) -> TraceContext? {
+        let tracers = (parent?.tracers ?? []) + (metadata?.tracers ?? [])
+        guard !tracers.isEmpty else { return nil }
+        let id = ids.withLock { id -> UInt64 in
+            id += 1
+            return id
+        }
+        return TraceContext(tracers: tracers, id: id, parentID: parent?.id, name: metadata?.name)
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    func record(_ state: JobState, at time: UInt64 = now()) {
+        let kind: JobTraceEvent.Kind =
+            switch state {
+            case .pending: .enqueued
+            case .running(let fraction): fraction == 0 ? .started : .progress(fraction)
+            case .finished: .finished
+            case .failed: .failed
+            case .cancelled: .cancelled
+            }
+        let event = JobTraceEvent(runID: id, parentID: parentID, name: name, kind: kind, time: time)
+        for tracer in tracers { tracer.record(event) }
+    }
+}
+
+/// What a job carries besides its body: a name and tracers. Shared, immutable; nil on plain jobs.
+final class JobMetadata: Sendable {
+    let name: String?
+    let tracers: [any JobTracer]
+
+    init(name: String?, tracers: [any JobTracer]) {
+        self.name = name
+        self.tracers = tracers
+    }
+}
+
+extension Job {
+    /// The same job with a name, shown by tracers (`"upload photo 3"`).
+    public func named(_ name: String) -> Job {
+        var job = self
+        job.metadata = JobMetadata(name: name, tracers: metadata?.tracers ?? [])
+        return job
+    }
+
+    /// The same job, with every run (and every member run of a group or sequence) reported to `tracer`.
+    public func traced(by tracer: any JobTracer) -> Job {
+        var job = self
+        job.metadata = JobMetadata(name: metadata?.name, tracers: (metadata?.tracers ?? []) + [tracer])
+        return job
+    }
+
+    /// The name given with `named(_:)`.
+    public var name: String? { metadata?.name }
+}
