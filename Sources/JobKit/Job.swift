@@ -45,7 +45,10 @@ public struct Job<Value: Sendable>: Sendable {
         resultQueue: DispatchQueue = .main,
         then handler: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> JobHandle {
-        JobHandle(run: start(on: queue, parent: nil) { result in resultQueue.async { handler(result) } })
+        JobHandle(
+            run: start(on: queue, parent: nil) { result in
+                MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }
+            })
     }
 
     /// Makes a run (not started) whose completion is called inline, on whatever thread completes it;

@@ -96,6 +96,8 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
 
     func attachChildren(to parent: ProgressReporter) {
         let count = jobs.count
+        // Foundation on Linux traps on a `totalUnitCount` of 0: an empty group keeps its own units.
+        guard count > 0 else { return }
         parent.progress.totalUnitCount = Int64(count)
         let children = (0..<count).map { index in
             let child = ProgressReporter(units: ProgressReporter.leafUnits) { [weak self] in

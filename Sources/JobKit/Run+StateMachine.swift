@@ -77,16 +77,16 @@ struct RunStateMachine<Value: Sendable> {
     /// Moves to `newPhase` and returns who must hear of it (nil when nobody watches).
     private mutating func move(to newPhase: Phase) -> Notice? {
         phase = newPhase
-        guard !observers.isEmpty || reporter != nil || trace != nil else { return nil }
         let state = self.state
-        let notice = Notice(
-            state: state, observersToDrain: observers.filter { $0.append(state) }, reporter: reporter,
-            trace: trace, time: trace == nil ? 0 : TraceContext.now())
+        let observers = self.observers
         if state.isFinal {
-            observers = []
+            self.observers = []
             composite = nil
         }
-        return notice
+        guard !observers.isEmpty || reporter != nil || trace != nil else { return nil }
+        return Notice(
+            state: state, observersToDrain: observers.filter { $0.append(state) }, reporter: reporter,
+            trace: trace, time: trace == nil ? 0 : TraceContext.now())
     }
 
     // MARK: Transitions

@@ -96,7 +96,13 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     // MARK: Watchers
 
     func observe(_ observer: StateObserver) {
-        if withLock({ $0.add(observer) }) { observer.scheduleDrain() }
+        if attach(observer) { observer.scheduleDrain() }
+    }
+
+    /// Attaches `observer` without scheduling its drain: returns `true` when the caller must call
+    /// `observer.scheduleDrain()` once it holds no lock.
+    func attach(_ observer: StateObserver) -> Bool {
+        withLock { $0.add(observer) }
     }
 
     func stopObserving(_ observer: StateObserver) {

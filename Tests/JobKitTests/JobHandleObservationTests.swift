@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import JobKit
+
+@Suite struct JobHandleObservationTests {
+    /// A job that reports 0.25, 0.5, 0.75 and then finishes, once released.
+    private func steppedJob(gate: DispatchSemaphore) -> Job<Void> {
+        Job { controller in
+            gate.wait()
+            for fraction in [0.25, 0.5, 0.75] { controller.report(progress: fraction) }
+            controller.finish()
+        }
+    }
+
+    @Test func allThreeFormsSeeTheSameStatesInTheSameOrder() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let handle = steppedJob(gate: gate).perform(resultQueue: resultQueue) { _ in }
+        let closureStates = Locked<[JobState]>([])
+        let closureDone = Locked<CheckedContinuation<Void, Never>?>(nil)
+        handle.onStateChange(on: DispatchQueue(label: "c", attributes: .concurrent)) { state in
+            closureStates.withLock { $0.append(state) }
+            if state.isFinal { closureDone.withLock { $0?.resume() } }
+        }
+        let delegate = RecordingDelegate()
+        handle.setDelegate(delegate, on: DispatchQueue(label: "d"))
+        let stream = handle.states
+        gate.signal()
+        var streamed: [JobState] = []
+        for await state in stream { streamed.append(state) }
+        await withCheckedContinuation { continuation in
+            closureDone.withLock { $0 = continuation }
+            if closureStates.current.last?.isFinal == true {
+                closureDone.withLock {
+                    $0?.resume(); $0 = nil
+                }
+            }
+        }
+        let expected: [JobState] = [
+            .running(fraction: 0), .running(fraction: 0.25), .running(fraction: 0.5),
+            .running(fraction: 0.75), .finished,
+        ]
+        // Each form starts with the state at registration, which may still be pending.
+        #expect(streamed.drop { $0 == .pending }.elementsEqual(expected))
+        #expect(closureStates.current.drop { $0 == .pending }.elementsEqual(expected))
+        await delegate.waitForCompletion()
+        #expect(delegate.calls.current.filter { $0.hasPrefix("state") }.count >= expected.count)
+        #expect(delegate.calls.current.suffix(2) == ["state finished", "complete finished"])
+        #expect(
+            delegate.calls.current.filter { $0.hasPrefix("progress") }.suffix(4)
+                == ["progress 0.0", "progress 0.25", "progress 0.5", "progress 0.75"])
+    }
+
+    @Test func aLateObserverGetsTheFinalStateOnce() async {
+        let handleBox = Locked<JobHandle?>(nil)
+        _ = await withCheckedContinuation { continuation in
+            handleBox.withLock {
+                $0 = Job<Int>.just(1).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
+            }
+        }
+        let handle = handleBox.current!
+        var streamed: [JobState] = []
+        for await state in handle.states { streamed.append(state) }
+        #expect(streamed == [.finished])
+        let seen = await withCheckedContinuation { continuation in
+            handle.onStateChange(on: resultQueue) { continuation.resume(returning: $0) }
+        }
+        #expect(seen == .finished)
+    }
+
+    @Test func aDelegateDeallocatedMidRunIsNotRetainedAndNotCalled() async {
+        let gate = DispatchSemaphore(value: 0)
+        let calls = Locked<[String]>([])
+        weak var weakDelegate: RecordingDelegate?
+        let result = await withCheckedContinuation { continuation in
+            let handle = steppedJob(gate: gate).perform(resultQueue: resultQueue) {
+                continuation.resume(returning: $0)
+            }
+            do {
+                let delegate = RecordingDelegate(sharing: calls)
+                weakDelegate = delegate
+                handle.setDelegate(delegate, on: resultQueue)
+            }
+            // Let the delegate's first delivery run, then drop the last strong reference.
+            resultQueue.sync {}
+            gate.signal()
+        }
+        #expect((try? result.get()) != nil)
+        resultQueue.sync {}
+        #expect(weakDelegate == nil, "JobKit must not retain the delegate")
+        #expect(!calls.current.contains { $0.hasPrefix("complete") }, "a gone delegate must not be called")
+    }
+
+    @Test func statesStreamEndsEarlyWithoutLeakingTheObserver() async {
+        let gate = DispatchSemaphore(value: 0)
+        let handle = steppedJob(gate: gate).perform(resultQueue: resultQueue) { _ in }
+        for await state in handle.states {
+            #expect(!state.isFinal)
+            break
+        }
+        gate.signal()
+        for await _ in handle.states {}
+        #expect(handle.state == .finished)
+    }
+}
+
+/// Records every delegate call as text.
+final class RecordingDelegate: JobDelegate {
+    let calls: Locked<[String]>
+    private let completed = Locked<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    init(sharing calls: Locked<[String]> = Locked([])) {
+        self.calls = calls
+    }
+
+    func job(_ handle: JobHandle, didChangeState state: JobState) {
+        calls.withLock { $0.append("state \(state)") }
+    }
+
+    func job(_ handle: JobHandle, didReportProgress fraction: Double) {
+        calls.withLock { $0.append("progress \(fraction)") }
+    }
+
+    func job(_ handle: JobHandle, didCompleteWith state: JobState) {
+        calls.withLock { $0.append("complete \(state)") }
+        completed.withLock {
+            $0.done = true; $0.waiter?.resume(); $0.waiter = nil
+        }
+    }
+
+    func waitForCompletion() async {
+        await withCheckedContinuation { continuation in
+            completed.withLock { state in
+                if state.done { continuation.resume() } else { state.waiter = continuation }
+            }
+        }
+    }
+}
