@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import JobKit
+
+@Suite struct JobQueueTests {
+    /// Collects a queue's notices on a serial queue.
+    final class Recorder: Sendable {
+        let queue = DispatchQueue(label: "job-queue-results")
+        let states = Locked<[Int: [JobState]]>([:])
+        let drains = Locked(0)
+        private let waiters = Locked<[CheckedContinuation<Void, Never>]>([])
+
+        func record(_ id: Int, _ state: JobState) {
+            states.withLock { $0[id, default: []].append(state) }
+        }
+
+        func drained() {
+            drains.withLock { $0 += 1 }
+            for waiter in waiters.withLock({ waiters in
+                defer { waiters = [] }; return waiters
+            }) { waiter.resume() }
+        }
+
+        /// Waits for the next drain notice.
+        func nextDrain() async {
+            await withCheckedContinuation { continuation in waiters.withLock { $0.append(continuation) } }
+        }
+
+        func makeQueue(maxConcurrent: Int) -> JobQueue<Int> {
+            JobQueue(
+                maxConcurrent: maxConcurrent, resultQueue: queue,
+                onStateChange: { self.record($0, $1) }, onAllFinished: { self.drained() })
+        }
+    }
+
+    private func timed(_ meter: InFlightMeter, milliseconds: Int = 2) -> Job<Void> {
+        Job { controller in
+            meter.enter()
+            controller.queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                meter.leave()
+                controller.finish()
+            }
+        }
+    }
+
+    @Test func neverExceedsMaxConcurrentWhileJobsAreAddedDuringTheRun() async throws {
+        let recorder = Recorder()
+        let meter = InFlightMeter()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 3)
+        let drained = Task { await recorder.nextDrain() }
+        for id in 0..<20 { try jobQueue.add(timed(meter), id: id) }
+        for id in 20..<40 {
+            try jobQueue.add(timed(meter), id: id)
+            await Task.yield()
+        }
+        await drained.value
+        #expect(meter.peak == 3)
+        #expect(recorder.drains.current == 1)
+        #expect(jobQueue.finished.count == 40)
+        #expect(jobQueue.pending.isEmpty && jobQueue.running.isEmpty)
+        let states = recorder.states.current
+        #expect(states.count == 40)
+        for (_, sequence) in states {
+            #expect(sequence.first == .pending)
+            #expect(sequence.last == .finished)
+        }
+    }
+
+    @Test func setMaxConcurrentRaisesAndLowersTheWidthAtOnce() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 1)
+        let release = Locked<[Job<Void>.Controller]>([])
+        let holding = Job<Void> { controller in release.withLock { $0.append(controller) } }
+        for id in 0..<6 { try jobQueue.add(holding, id: id) }
+        #expect(jobQueue.running == [0])
+        #expect(jobQueue.pending == [1, 2, 3, 4, 5])
+        jobQueue.setMaxConcurrent(4)
+        #expect(jobQueue.running == [0, 1, 2, 3], "raising starts pending jobs at once")
+        jobQueue.setMaxConcurrent(1)
+        while release.current.count < 4 { await Task.yield() }
+        let drained = Task { await recorder.nextDrain() }
+        // Finish the running four: with width 1, only one more may start after they end.
+        for controller in release.withLock({ controllers in
+            defer { controllers = [] }; return controllers
+        }) {
+            controller.finish()
+        }
+        #expect(jobQueue.running == [4])
+        #expect(jobQueue.pending == [5])
+        for _ in 0..<2 {
+            while release.current.isEmpty { await Task.yield() }
+            release.withLock { $0.removeFirst() }.finish()
+        }
+        await drained.value
+        #expect(Array(jobQueue.finished.prefix(2)) == [5, 4], "most recent first")
+        #expect(Set(jobQueue.finished) == Set(0..<6))
+    }
+
+    @Test func exactlyOneAllFinishedPerDrain() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 2)
+        for round in 0..<3 {
+            let drained = Task { await recorder.nextDrain() }
+            while recorder.drains.current < round { await Task.yield() }
+            for id in 0..<5 { try jobQueue.add(.empty, id: round * 10 + id) }
+            await drained.value
+            recorder.queue.sync {}
+            #expect(recorder.drains.current == round + 1)
+        }
+    }
+
+    @Test func cancelAndCancelAllEndJobsAsCancelled() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 1)
+        let never = Job<Void> { _ in }
+        let drained = Task { await recorder.nextDrain() }
+        for id in 0..<4 { try jobQueue.add(never, id: id) }
+        jobQueue.cancel(id: 2)
+        #expect(jobQueue.pending == [1, 3])
+        jobQueue.cancelAll()
+        await drained.value
+        recorder.queue.sync {}
+        #expect(recorder.states.current.values.allSatisfy { $0.last == .cancelled })
+        #expect(recorder.drains.current == 1)
+    }
+
+    @Test func duplicateIDsAreRefusedWithoutANotice() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 1)
+        try jobQueue.add(Job { _ in }, id: 1)
+        #expect(throws: JobQueue<Int>.Error.duplicateID(1)) { try jobQueue.add(.empty, id: 1) }
+        jobQueue.cancelAll()
+        await recorder.nextDrainIfNeeded()
+        let states = recorder.states.current[1] ?? []
+        #expect(states.filter { $0 == .pending }.count == 1, "the refused job was never observed")
+        #expect(states.last == .cancelled)
+        #expect(recorder.states.current.count == 1)
+    }
+}
+
+extension JobQueueTests.Recorder {
+    /// Waits until at least one drain happened.
+    func nextDrainIfNeeded() async {
+        while drains.current == 0 { await Task.yield() }
+        queue.sync {}
+    }
+}
