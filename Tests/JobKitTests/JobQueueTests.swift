@@ -10,22 +10,34 @@ import Testing
         let queue = DispatchQueue(label: "job-queue-results")
         let states = Locked<[Int: [JobState]]>([:])
         let drains = Locked(0)
-        private let waiters = Locked<[CheckedContinuation<Void, Never>]>([])
+        private let waiters = Locked<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
 
         func record(_ id: Int, _ state: JobState) {
             states.withLock { $0[id, default: []].append(state) }
         }
 
         func drained() {
-            drains.withLock { $0 += 1 }
-            for waiter in waiters.withLock({ waiters in
-                defer { waiters = [] }; return waiters
-            }) { waiter.resume() }
+            let ready = waiters.withLock { waiters in
+                let count = drains.withLock {
+                    $0 += 1; return $0
+                }
+                defer { waiters.removeAll { $0.count <= count } }
+                return waiters.filter { $0.count <= count }
+            }
+            for waiter in ready { waiter.continuation.resume() }
         }
 
-        /// Waits for the next drain notice.
-        func nextDrain() async {
-            await withCheckedContinuation { continuation in waiters.withLock { $0.append(continuation) } }
+        /// Waits until `count` drain notices have arrived in all.
+        func waitForDrains(_ count: Int) async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Checked under the waiters' lock, so a drain cannot slip between the check and the wait.
+                let ready = waiters.withLock { waiters -> Bool in
+                    if drains.current >= count { return true }
+                    waiters.append((count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
         }
 
         func makeQueue(maxConcurrent: Int) -> JobQueue<Int> {
@@ -49,13 +61,16 @@ import Testing
         let recorder = Recorder()
         let meter = InFlightMeter()
         let jobQueue = recorder.makeQueue(maxConcurrent: 3)
-        let drained = Task { await recorder.nextDrain() }
-        for id in 0..<20 { try jobQueue.add(timed(meter), id: id) }
-        for id in 20..<40 {
-            try jobQueue.add(timed(meter), id: id)
-            await Task.yield()
+        // The first 20 jobs each add one more job while they run, so the queue never drains early.
+        for id in 0..<20 {
+            let addsAnother = Job<Void> { controller in
+                try? jobQueue.add(timed(meter), id: 20 + id)
+                timed(meter).body(controller)
+            }
+            try jobQueue.add(addsAnother, id: id)
         }
-        await drained.value
+        await recorder.waitForDrains(1)
+        recorder.queue.sync {}
         #expect(meter.peak == 3)
         #expect(recorder.drains.current == 1)
         #expect(jobQueue.finished.count == 40)
@@ -80,7 +95,6 @@ import Testing
         #expect(jobQueue.running == [0, 1, 2, 3], "raising starts pending jobs at once")
         jobQueue.setMaxConcurrent(1)
         while release.current.count < 4 { await Task.yield() }
-        let drained = Task { await recorder.nextDrain() }
         // Finish the running four: with width 1, only one more may start after they end.
         for controller in release.withLock({ controllers in
             defer { controllers = [] }; return controllers
@@ -93,7 +107,7 @@ import Testing
             while release.current.isEmpty { await Task.yield() }
             release.withLock { $0.removeFirst() }.finish()
         }
-        await drained.value
+        await recorder.waitForDrains(1)
         #expect(Array(jobQueue.finished.prefix(2)) == [5, 4], "most recent first")
         #expect(Set(jobQueue.finished) == Set(0..<6))
     }
@@ -102,10 +116,8 @@ import Testing
         let recorder = Recorder()
         let jobQueue = recorder.makeQueue(maxConcurrent: 2)
         for round in 0..<3 {
-            let drained = Task { await recorder.nextDrain() }
-            while recorder.drains.current < round { await Task.yield() }
             for id in 0..<5 { try jobQueue.add(.empty, id: round * 10 + id) }
-            await drained.value
+            await recorder.waitForDrains(round + 1)
             recorder.queue.sync {}
             #expect(recorder.drains.current == round + 1)
         }
@@ -115,12 +127,11 @@ import Testing
         let recorder = Recorder()
         let jobQueue = recorder.makeQueue(maxConcurrent: 1)
         let never = Job<Void> { _ in }
-        let drained = Task { await recorder.nextDrain() }
         for id in 0..<4 { try jobQueue.add(never, id: id) }
         jobQueue.cancel(id: 2)
         #expect(jobQueue.pending == [1, 3])
         jobQueue.cancelAll()
-        await drained.value
+        await recorder.waitForDrains(1)
         recorder.queue.sync {}
         #expect(recorder.states.current.values.allSatisfy { $0.last == .cancelled })
         #expect(recorder.drains.current == 1)
@@ -132,18 +143,11 @@ import Testing
         try jobQueue.add(Job { _ in }, id: 1)
         #expect(throws: JobQueue<Int>.Error.duplicateID(1)) { try jobQueue.add(.empty, id: 1) }
         jobQueue.cancelAll()
-        await recorder.nextDrainIfNeeded()
+        await recorder.waitForDrains(1)
+        recorder.queue.sync {}
         let states = recorder.states.current[1] ?? []
         #expect(states.filter { $0 == .pending }.count == 1, "the refused job was never observed")
         #expect(states.last == .cancelled)
         #expect(recorder.states.current.count == 1)
-    }
-}
-
-extension JobQueueTests.Recorder {
-    /// Waits until at least one drain happened.
-    func nextDrainIfNeeded() async {
-        while drains.current == 0 { await Task.yield() }
-        queue.sync {}
     }
 }
