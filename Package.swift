@@ -20,7 +20,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "JobKitTests", dependencies: ["JobKit"]),
+        .executableTarget(name: "JobKitWatchdogProbe", dependencies: ["JobKit"]),
+        // The executables are dependencies so that they are built for the end-to-end tests that launch them.
+        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitWatchdogProbe", "JobKitCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

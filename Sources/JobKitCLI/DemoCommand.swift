@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import Foundation
 import JobKit
 
 /// `jobkit demo`: the seed scenarios, in process, with simulated uploads and downloads.
@@ -34,6 +35,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Duration of one simulated step, in milliseconds.")
     var stepMilliseconds = 100
 
+    @Option(
+        help: ArgumentHelp("Write a Chrome trace (Perfetto, chrome://tracing) of every run.", valueName: "file.json"))
+    var trace: String?
+
+    @Option(help: ArgumentHelp("Write an SVG timeline of every run: one lane per slot.", valueName: "file.svg"))
+    var timeline: String?
+
     func validate() throws {
         guard photos >= 0, videos >= 0 else { throw ValidationError("--photos and --videos must be 0 or more.") }
         guard jobs >= 0 else { throw ValidationError("--jobs must be 0 or more.") }
@@ -43,10 +51,22 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let timing = SimulatedTiming(stepMilliseconds: stepMilliseconds, randomize: randomizeTime)
-        let publish = PublishScenario(photos: photos, videos: videos, failUpload: failUpload, timing: timing)
-        let downloads = DownloadScenario(jobs: jobs, maxConcurrent: maxConcurrent, timing: timing)
+        let chromeTrace = trace.map { _ in ChromeTraceWriter() }
+        let svgTimeline = timeline.map { _ in TimelineSVGWriter() }
+        let tracers: [any JobTracer] = [chromeTrace as (any JobTracer)?, svgTimeline].compactMap { $0 }
+        let publish = PublishScenario(
+            photos: photos, videos: videos, failUpload: failUpload, timing: timing, tracers: tracers)
+        let downloads = DownloadScenario(jobs: jobs, maxConcurrent: maxConcurrent, timing: timing, tracers: tracers)
         let published = await publish.run(print: { print($0) })
         let downloaded = await downloads.run(print: { print($0) })
+        if let chromeTrace, let trace {
+            try chromeTrace.write(to: URL(fileURLWithPath: trace))
+            print("trace written to \(trace)")
+        }
+        if let svgTimeline, let timeline {
+            try svgTimeline.write(to: URL(fileURLWithPath: timeline))
+            print("timeline written to \(timeline)")
+        }
         guard published == !failUpload, downloaded else { throw ExitCode.failure }
     }
 }

@@ -8,6 +8,7 @@ struct PublishScenario: Sendable {
     var videos: Int
     var failUpload: Bool
     var timing: SimulatedTiming
+    var tracers: [any JobTracer] = []
 
     struct UploadError: Error, CustomStringConvertible {
         let name: String
@@ -20,10 +21,11 @@ struct PublishScenario: Sendable {
             (1..<photos + 1).map { "photo \($0)" }
             + (1..<videos + 1).map { "video \($0)" }
         let failing = failUpload ? media.last : nil
-        let publish = Job.sequence([
-            .group(media.map { upload($0, fails: $0 == failing, print: print) }),
+        var publish = Job.sequence([
+            .group(media.map { upload($0, fails: $0 == failing, print: print) }).named("upload media"),
             upload("post", fails: false, print: print),
-        ])
+        ]).named("publish")
+        for tracer in tracers { publish = publish.traced(by: tracer) }
         print("publish: uploading \(media.count) media, then the post\(failing.map { " (\($0) will fail)" } ?? "")")
         return await withCheckedContinuation { continuation in
             publish.perform { result in
@@ -41,11 +43,11 @@ struct PublishScenario: Sendable {
 
     private func upload(_ name: String, fails: Bool, print: @escaping @Sendable (String) -> Void) -> Job<Void> {
         let delay = timing.nextStep()
-        return .wrapping { done in
+        return Job<Void>.wrapping { done in
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
                 DispatchQueue.main.async { print("  \(fails ? "✗" : "✓") \(name)") }
                 done(fails ? UploadError(name: name) : nil)
             }
-        }
+        }.named("upload \(name)")
     }
 }

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// `jobkit demo`, run end to end as a user runs it.
+@Suite struct DemoCommandTests {
+    private let fast = ["--step-milliseconds", "2", "--jobs", "6", "--max-concurrent", "2"]
+
+    @Test func publishesThePostAndCompletesEveryDownload() throws {
+        let output = try runProduct("jobkit", arguments: ["demo"] + fast)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.contains("publish: the post was published"))
+        for id in 1...6 {
+            let lines = output.stdout.split(separator: "\n").filter {
+                $0.hasSuffix("download \(id): pending") || $0.contains("download \(id):")
+            }
+            #expect(lines.first?.hasSuffix("pending") == true)
+            #expect(lines.contains { $0.hasSuffix("running 40%") })
+            #expect(lines.last?.hasSuffix("completed") == true)
+        }
+        let all = output.stdout.components(separatedBy: "All download tasks have been completed").count - 1
+        #expect(all == 1)
+    }
+
+    @Test func aFailedUploadMeansThePostIsNotPublished() throws {
+        let output = try runProduct(
+            "jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0", "--step-milliseconds", "2"])
+        #expect(output.status == 0, "the expected outcome is an unpublished post")
+        #expect(output.stdout.contains("the post was NOT published"))
+        #expect(!output.stdout.contains("✓ post"))
+    }
+
+    @Test func writesATraceAndATimeline() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let trace = directory.appendingPathComponent("run.json")
+        let timeline = directory.appendingPathComponent("run.svg")
+        let output = try runProduct(
+            "jobkit",
+            arguments: ["demo", "--photos", "1", "--videos", "1", "--trace", trace.path, "--timeline", timeline.path]
+                + fast)
+        #expect(output.status == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: trace)) as? [String: Any]
+        #expect((json?["traceEvents"] as? [Any])?.isEmpty == false)
+        let svg = try String(contentsOf: timeline, encoding: .utf8)
+        #expect(svg.contains("<svg") && svg.contains("2 slots"), "two uploads, then at most two downloads, at once")
+    }
+
+    @Test func rejectsBadInputWithAClearMessage() throws {
+        let output = try runProduct("jobkit", arguments: ["demo", "--max-concurrent", "0"])
+        #expect(output.status != 0)
+        #expect(output.stderr.contains("--max-concurrent must be at least 1"))
+    }
+}

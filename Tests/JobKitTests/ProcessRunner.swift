@@ -1,0 +1,31 @@
+import Foundation
+
+/// What a finished child process printed.
+struct ProcessOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs an executable product built beside the test bundle and collects its output.
+func runProduct(_ name: String, arguments: [String]) throws -> ProcessOutput {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    // Files, not pipes: a chatty child can never block on a full pipe while we wait for it.
+    let stdoutURL = scratch.appendingPathComponent("stdout")
+    let stderrURL = scratch.appendingPathComponent("stderr")
+    _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+    let process = Process()
+    process.executableURL = directory.appendingPathComponent(name)
+    process.arguments = arguments
+    process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+    process.standardError = try FileHandle(forWritingTo: stderrURL)
+    try process.run()
+    process.waitUntilExit()
+    return ProcessOutput(
+        status: process.terminationStatus, stdout: try String(contentsOf: stdoutURL, encoding: .utf8),
+        stderr: try String(contentsOf: stderrURL, encoding: .utf8))
+}
