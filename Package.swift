@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "JobKit", targets: ["JobKit"]),
+        .library(name: "JobKitTesting", targets: ["JobKitTesting"]),
         .executable(name: "jobkit", targets: ["JobKitCLI"]),
     ],
     dependencies: [
@@ -13,6 +14,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "JobKit"),
+        .target(name: "JobKitTesting", dependencies: ["JobKit"]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [
@@ -22,7 +24,8 @@ let package = Package(
         ),
         .executableTarget(name: "JobKitWatchdogProbe", dependencies: ["JobKit"]),
         // The executables are dependencies so that they are built for the end-to-end tests that launch them.
-        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitWatchdogProbe", "JobKitCLI"]),
+        .testTarget(
+            name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitWatchdogProbe", "JobKitCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,6 +31,12 @@ extension Job {
             run.complete(with: result)
         }
 
+        /// Completes the run on behalf of a combinator: a completion that loses a legitimate race (to a
+        /// timeout, a cancellation, a faster member) is dropped silently.
+        func resolve(_ result: Result<Value, any Error>) {
+            run.complete(with: result, fromBody: false)
+        }
+
         /// Reports how far the run has come, as a fraction in `0...1`. Values are clamped; a value
         /// lower than the last one is ignored, so progress never goes back.
         public func report(progress fraction: Double) {

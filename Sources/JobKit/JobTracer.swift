@@ -79,10 +79,13 @@ struct TraceContext: Sendable {
 final class JobMetadata: Sendable {
     let name: String?
     let tracers: [any JobTracer]
+    /// The flattened chain this job runs, for `then`/`map` to extend.
+    let chain: ChainLink?
 
-    init(name: String?, tracers: [any JobTracer]) {
+    init(name: String?, tracers: [any JobTracer], chain: ChainLink? = nil) {
         self.name = name
         self.tracers = tracers
+        self.chain = chain
     }
 }
 
@@ -90,14 +93,15 @@ extension Job {
     /// The same job with a name, shown by tracers (`"upload photo 3"`).
     public func named(_ name: String) -> Job {
         var job = self
-        job.metadata = JobMetadata(name: name, tracers: metadata?.tracers ?? [])
+        job.metadata = JobMetadata(name: name, tracers: metadata?.tracers ?? [], chain: metadata?.chain)
         return job
     }
 
     /// The same job, with every run (and every member run of a group or sequence) reported to `tracer`.
     public func traced(by tracer: any JobTracer) -> Job {
         var job = self
-        job.metadata = JobMetadata(name: metadata?.name, tracers: (metadata?.tracers ?? []) + [tracer])
+        job.metadata = JobMetadata(
+            name: metadata?.name, tracers: (metadata?.tracers ?? []) + [tracer], chain: metadata?.chain)
         return job
     }
 

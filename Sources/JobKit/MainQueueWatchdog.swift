@@ -54,9 +54,7 @@ public enum MainQueueWatchdog {
             delivered.withLock { $0 = true }
             block()
         }
-        let (seconds, attoseconds) = threshold.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + threshold.dispatchInterval) {
             guard !delivered.withLock({ $0 }) else { return }
             let shouldWarn = state.withLock { state -> Bool in
                 guard !state.hasWarned, state.threshold != nil else { return false }

@@ -111,7 +111,9 @@ struct RunStateMachine<Value: Sendable> {
         case none
     }
 
-    mutating func complete(with result: Result<Value, any Error>) -> CompleteAction {
+    /// - Parameter fromBody: whether a job's body completes the run (a second completion is then a
+    ///   misuse), or a combinator racing legitimately against cancellation or a timer.
+    mutating func complete(with result: Result<Value, any Error>, fromBody: Bool) -> CompleteAction {
         switch phase {
         case .pending, .running:
             let isSuccess: Bool
@@ -123,7 +125,7 @@ struct RunStateMachine<Value: Sendable> {
             phase = .cancelled(bodyCompleted: true)
             return .none
         case .finished, .failed, .cancelled(bodyCompleted: true):
-            guard !misuseReported else { return .none }
+            guard fromBody, !misuseReported else { return .none }
             misuseReported = true
             return .reportMisuse
         }

@@ -65,8 +65,8 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     var trace: TraceContext? { withLock { $0.trace } }
 
-    func complete(with result: Result<Value, any Error>) {
-        switch withLock({ $0.complete(with: result) }) {
+    func complete(with result: Result<Value, any Error>, fromBody: Bool = true) {
+        switch withLock({ $0.complete(with: result, fromBody: fromBody) }) {
         case .deliver(let completion, let result, let notice):
             notice?.send()
             completion(result)

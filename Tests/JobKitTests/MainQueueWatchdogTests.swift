@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct MainQueueWatchdogTests {
     @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "1200"])
+        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "1200", "block"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("probe done"))
         #expect(!output.stdout.contains("handler ran"), "nothing services the main queue")
@@ -16,8 +16,9 @@ import Testing
     }
 
     @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "0"])
+        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "1200", "serve"])
         #expect(output.status == 0)
+        #expect(output.stdout.contains("handler ran"))
         #expect(!output.stderr.contains("JobKit warning"))
     }
 

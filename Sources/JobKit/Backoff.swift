@@ -1,0 +1,49 @@
+/// How long `retry` waits before each new attempt.
+public enum Backoff: Sendable, Equatable {
+    /// Retry at once.
+    case none
+    /// Wait the same time before every retry.
+    case constant(Duration)
+    /// Wait `initial`, then `multiplier` times longer before each further retry, never more than
+    /// `maximum`; `jitter` (0...1) spreads each wait at random by up to that fraction either way, so
+    /// that many clients do not retry in lockstep.
+    case exponential(initial: Duration, multiplier: Double = 2, maximum: Duration, jitter: Double = 0)
+
+    /// The wait before retry number `retry` (1 for the first retry).
+    ///
+    /// - Parameter unitRandom: a number in `0...1`; the jitter maps 0 to the shortest and 1 to the
+    ///   longest wait.
+    public func delay(beforeRetry retry: Int, unitRandom: Double = Double.random(in: 0...1)) -> Duration {
+        switch self {
+        case .none:
+            return .zero
+        case .constant(let delay):
+            return delay
+        case .exponential(let initial, let multiplier, let maximum, let jitter):
+            let growth = pow(multiplier, Double(max(retry - 1, 0)))
+            let base = min(seconds(initial) * growth, seconds(maximum))
+            let spread = min(max(jitter, 0), 1) * (2 * min(max(unitRandom, 0), 1) - 1)
+            return .seconds(min(base * (1 + spread), seconds(maximum)))
+        }
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    private func pow(_ base: Double, _ exponent: Double) -> Double {
+        var result = 1.0
+        for _ in 0..<Int(exponent) {
+            result *= base
+            if result.isInfinite { break }
+        }
+        return result
+    }
+}
+
+/// An error that says how long to wait before trying again (an HTTP `Retry-After`, say). `retry`
+/// waits at least that long, whatever its backoff says.
+public protocol RetryAfterProviding: Error {
+    var retryAfter: Duration? { get }
+}

@@ -1,0 +1,75 @@
+import Dispatch
+import JobKitTesting
+import Testing
+
+@testable import JobKit
+
+@Suite struct JobTimingTests {
+    /// A job that never completes by itself and records its cancellation.
+    private func hanging(_ cancelled: Locked<Int>) -> Job<Int> {
+        Job { controller in controller.onCancel { cancelled.withLock { $0 += 1 } } }
+    }
+
+    @Test func timeoutFailsWithTimedOutAndCancelsTheAttemptInFlight() async {
+        let scheduler = TestScheduler()
+        let cancelled = Locked(0)
+        let waiter = Task { try await hanging(cancelled).timeout(.seconds(30), scheduler: scheduler).value }
+        await scheduler.waitUntilScheduled()
+        scheduler.advance(by: .seconds(29))
+        #expect(cancelled.current == 0)
+        scheduler.advance(by: .seconds(1))
+        #expect((await waiter.result.failureError as? JobError) == .timedOut)
+        #expect(cancelled.current == 1, "the attempt's onCancel ran")
+    }
+
+    @Test func aJobThatCompletesInTimeIsNotTimedOut() async throws {
+        let scheduler = TestScheduler()
+        #expect(try await Job.just(5).timeout(.seconds(1), scheduler: scheduler).value == 5)
+        #expect(scheduler.scheduledCount == 0, "the timer was cancelled")
+    }
+
+    @Test func delayStartsTheJobOnlyAfterTheDelay() async throws {
+        let scheduler = TestScheduler()
+        let started = Locked(false)
+        let job = Job<Int> {
+            started.withLock { $0 = true }; $0.finish(1)
+        }.delay(.seconds(5), scheduler: scheduler)
+        let waiter = Task { try await job.value }
+        await scheduler.waitUntilScheduled()
+        scheduler.advance(by: .seconds(4))
+        #expect(!started.current)
+        scheduler.advance(by: .seconds(1))
+        #expect(try await waiter.value == 1)
+    }
+
+    @Test func cancellingDuringADelayMeansTheJobNeverStarts() async {
+        let scheduler = TestScheduler()
+        let started = Locked(false)
+        let job = Job<Int> {
+            started.withLock { $0 = true }; $0.finish(1)
+        }.delay(.seconds(5), scheduler: scheduler)
+        let waiter = Task { try await job.value }
+        await scheduler.waitUntilScheduled()
+        waiter.cancel()
+        #expect((await waiter.result.failureError as? JobError) == .cancelled)
+        scheduler.run()
+        #expect(!started.current)
+    }
+
+    @Test func raceTakesTheFirstAndCancelsTheLosers() async throws {
+        let cancelled = Locked(0)
+        let winner = Job<Int>.after(.milliseconds(1), value: 1)
+        #expect(try await Job.race([hanging(cancelled), winner, hanging(cancelled)]).value == 1)
+        #expect(cancelled.current == 2)
+    }
+
+    @Test func firstSuccessSkipsFailuresAndAggregatesWhenAllFail() async throws {
+        let cancelled = Locked(0)
+        let jobs: [Job<Int>] = [.failure(TestError(id: 1)), .after(.milliseconds(2), value: 2), hanging(cancelled)]
+        #expect(try await Job.firstSuccess(jobs).value == 2)
+        #expect(cancelled.current == 1)
+        let result = await Job<Int>.firstSuccess([.failure(TestError(id: 1)), .failure(TestError(id: 2))]).outcome()
+        let errors = (result.failureError as? AllJobsFailed)?.errors.compactMap { $0 as? TestError }
+        #expect(errors == [TestError(id: 1), TestError(id: 2)])
+    }
+}
