@@ -7,18 +7,26 @@ let package = Package(
     products: [
         .library(name: "JobKit", targets: ["JobKit"]),
         .library(name: "JobKitTesting", targets: ["JobKitTesting"]),
+        .library(name: "JobKitNetworking", targets: ["JobKitNetworking"]),
+        .library(name: "JobKitServer", targets: ["JobKitServer"]),
         .executable(name: "jobkit", targets: ["JobKitCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // The `Hummingbird` product only (not HummingbirdTesting, which would build async-http-client).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .target(name: "JobKit"),
         .target(name: "JobKitTesting", dependencies: ["JobKit"]),
+        .target(name: "JobKitNetworking", dependencies: ["JobKit"]),
+        .target(name: "JobKitServer", dependencies: [.product(name: "Hummingbird", package: "hummingbird")]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [
                 "JobKit",
+                "JobKitNetworking",
+                "JobKitServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -26,6 +34,9 @@ let package = Package(
         // The executables are dependencies so that they are built for the end-to-end tests that launch them.
         .testTarget(
             name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitWatchdogProbe", "JobKitCLI"]),
+        .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
+        .testTarget(
+            name: "JobKitNetworkingTests", dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
