@@ -15,12 +15,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The `Hummingbird` product only (not HummingbirdTesting, which would build async-http-client).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(name: "JobKit"),
         .target(name: "JobKitTesting", dependencies: ["JobKit"]),
         .target(name: "JobKitNetworking", dependencies: ["JobKit"]),
-        .target(name: "JobKitServer", dependencies: [.product(name: "Hummingbird", package: "hummingbird")]),
+        .target(
+            name: "JobKitServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [

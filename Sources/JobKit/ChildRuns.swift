@@ -30,7 +30,13 @@ final class ChildRuns: Sendable {
 
     /// Starts a run of `job` on the parent's queue; `completion` is called inline, once, unless the
     /// parent was cancelled first (then the child never starts).
-    func start<Value>(_ job: Job<Value>, completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    ///
+    /// - Parameter progress: maps the child's progress to the parent's, which it then reports; nil
+    ///   leaves the parent's progress alone.
+    func start<Value>(
+        _ job: Job<Value>, progress: (@Sendable (Double) -> Double)? = nil,
+        completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) {
         guard let token = state.withLock({ $0.takeToken() }) else { return }
         let run = job.makeRun(parent: parent) { [self] result in
             state.withLock { _ = $0.runs.removeValue(forKey: token) }
@@ -40,6 +46,10 @@ final class ChildRuns: Sendable {
             guard !state.isCancelled else { return false }
             state.runs[token] = run
             return true
+        }
+        if let progress, isLive {
+            let parent = self.parent
+            run.forwardProgress { parent.report(progress: progress($0)) }
         }
         if isLive { run.start(job.body, on: queue) }
     }

@@ -26,7 +26,7 @@ extension Job {
     public func recover(_ handler: @escaping @Sendable (any Error) throws -> Job<Value>) -> Job<Value> {
         Job { controller in
             let children = ChildRuns(of: controller)
-            children.start(self) { result in
+            children.start(self, progress: { $0 }) { result in
                 guard case .failure(let error) = result else { return controller.resolve(result) }
                 do {
                     children.start(try handler(error)) { controller.resolve($0) }
@@ -40,7 +40,7 @@ extension Job {
     /// Replaces a failure's error, for example to wrap a low-level error in a domain one.
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Job<Value> {
         Job { controller in
-            ChildRuns(of: controller).start(self) { result in
+            ChildRuns(of: controller).start(self, progress: { $0 }) { result in
                 controller.resolve(
                     result.mapError { error in
                         (error as? JobError) == .cancelled ? error : transform(error)

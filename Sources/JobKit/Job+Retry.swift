@@ -20,7 +20,7 @@ extension Job {
         return Job { controller in
             let children = ChildRuns(of: controller)
             @Sendable func attempt(_ number: Int) {
-                children.start(self) { result in
+                children.start(self, progress: { $0 }) { result in
                     guard case .failure(let error) = result, number < attempts, shouldRetry(error),
                         (error as? JobError) != .cancelled
                     else { return controller.resolve(result) }

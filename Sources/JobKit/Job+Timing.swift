@@ -5,7 +5,7 @@ extension Job {
         Job { controller in
             let children = ChildRuns(of: controller)
             children.schedule(after: delay, on: scheduler) {
-                children.start(self) { controller.resolve($0) }
+                children.start(self, progress: { $0 }) { controller.resolve($0) }
             }
         }
     }
@@ -23,7 +23,7 @@ extension Job {
                 controller.resolve(.failure(JobError.timedOut))
                 children.cancelAll()
             }
-            children.start(self) { result in
+            children.start(self, progress: { $0 }) { result in
                 controller.resolve(result)
                 children.cancelAll()  // the timer
             }

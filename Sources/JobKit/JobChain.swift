@@ -1,10 +1,16 @@
 /// Starts a run of some job, whatever its value type, as a child of a combinator's run.
-typealias ErasedStart = @Sendable (ChildRuns, @escaping @Sendable (Result<any Sendable, any Error>) -> Void) -> Void
+typealias ErasedStart =
+    @Sendable (
+        ChildRuns, _ progress: (@Sendable (Double) -> Double)?,
+        @escaping @Sendable (Result<any Sendable, any Error>) -> Void
+    ) -> Void
 
 extension Job {
     /// This job as an `ErasedStart`.
     var erasedStart: ErasedStart {
-        { children, completion in children.start(self) { completion($0.map { $0 as any Sendable }) } }
+        { children, progress, completion in
+            children.start(self, progress: progress) { completion($0.map { $0 as any Sendable }) }
+        }
     }
 }
 
@@ -72,21 +78,30 @@ final class ChainExecution<Value: Sendable>: Sendable {
     private let links: [ChainLink.Kind]
     private let controller: Job<Value>.Controller
     private let children: ChildRuns
+    /// How many links run a job (the head and the steps): each is an equal share of the progress.
+    private let jobCount: Int
 
     init(links: [ChainLink.Kind], controller: Job<Value>.Controller) {
         self.links = links
         self.controller = controller
         self.children = ChildRuns(of: controller)
+        self.jobCount = links.count { if case .map = $0 { false } else { true } }
     }
 
     func start() {
         guard case .head(let start) = links.first else { preconditionFailure("JobKit: a chain without a head") }
-        start(children) { [self] in proceed(from: 1, with: $0) }
+        start(children, share(0)) { [self] in proceed(from: 1, jobsDone: 1, with: $0) }
+    }
+
+    /// Maps the progress of job number `done` (0-based) to the chain's.
+    private func share(_ done: Int) -> @Sendable (Double) -> Double {
+        let count = Double(jobCount)
+        return { (Double(done) + $0) / count }
     }
 
     /// Continues after link `index - 1` completed with `result`. Maps are applied inline, in a loop;
     /// a step starts a child run, whose completion calls this again from a fresh stack.
-    private func proceed(from index: Int, with result: Result<any Sendable, any Error>) {
+    private func proceed(from index: Int, jobsDone: Int, with result: Result<any Sendable, any Error>) {
         var index = index
         var value: any Sendable
         switch result {
@@ -103,7 +118,9 @@ final class ChainExecution<Value: Sendable>: Sendable {
                 case .step(let makeStart):
                     let start = try makeStart(value)
                     let next = index + 1
-                    return start(children) { [self] in proceed(from: next, with: $0) }
+                    return start(children, share(jobsDone)) { [self] in
+                        proceed(from: next, jobsDone: jobsDone + 1, with: $0)
+                    }
                 }
             } catch {
                 return controller.resolve(.failure(error))

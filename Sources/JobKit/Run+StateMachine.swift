@@ -21,6 +21,7 @@ struct RunStateMachine<Value: Sendable> {
         var reporter: ProgressReporter?
         var trace: TraceContext?
         var time: UInt64
+        var forward: (@Sendable (Double) -> Void)?
 
         /// Delivers the notice: progress first, then observers, then tracers.
         func send() {
@@ -32,6 +33,7 @@ struct RunStateMachine<Value: Sendable> {
                 }
                 if state.isFinal { reporter.detach() }
             }
+            if let forward, case .running(let fraction) = state { forward(fraction) }
             for observer in observersToDrain { observer.scheduleDrain() }
             trace?.record(state, at: time)
         }
@@ -44,6 +46,8 @@ struct RunStateMachine<Value: Sendable> {
     private var observers: [StateObserver] = []
     private var reporter: ProgressReporter?
     private var composite: (any ProgressComposite)?
+    /// Where a combinator wants this run's progress, to fold it into its own.
+    private var forward: (@Sendable (Double) -> Void)?
     let trace: TraceContext?
 
     init(completion: @escaping Completion, trace: TraceContext?) {
@@ -83,10 +87,10 @@ struct RunStateMachine<Value: Sendable> {
             self.observers = []
             composite = nil
         }
-        guard !observers.isEmpty || reporter != nil || trace != nil else { return nil }
+        guard !observers.isEmpty || reporter != nil || trace != nil || forward != nil else { return nil }
         return Notice(
             state: state, observersToDrain: observers.filter { $0.append(state) }, reporter: reporter,
-            trace: trace, time: trace == nil ? 0 : TraceContext.now())
+            trace: trace, time: trace == nil ? 0 : TraceContext.now(), forward: forward)
     }
 
     // MARK: Transitions
@@ -202,6 +206,11 @@ struct RunStateMachine<Value: Sendable> {
     mutating func adopt(_ reporter: ProgressReporter) -> JobState {
         self.reporter = reporter
         return state
+    }
+
+    /// Sends this run's progress to `forward` from now on.
+    mutating func forwardProgress(to forward: @escaping @Sendable (Double) -> Void) {
+        self.forward = forward
     }
 
     /// Registers the run's members as the source of its progress; returns the progress whose

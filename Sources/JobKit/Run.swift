@@ -7,6 +7,7 @@ protocol AnyRun: Sendable {
     var state: JobState { get }
     var trace: TraceContext? { get }
     func cancel()
+    func report(progress fraction: Double)
     func observe(_ observer: StateObserver)
     func stopObserving(_ observer: StateObserver)
     /// This run's progress reporter, made on first use.
@@ -130,6 +131,11 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     func adopt(_ reporter: ProgressReporter) {
         reporter.bring(to: withLock { $0.adopt(reporter) })
+    }
+
+    /// Sends this run's progress reports to `forward` (called with no lock held).
+    func forwardProgress(to forward: @escaping @Sendable (Double) -> Void) {
+        withLock { $0.forwardProgress(to: forward) }
     }
 
     /// Makes `composite` (a group's members) the source of this run's progress.

@@ -2,26 +2,25 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import JobKit
+import JobKitServer
 
-/// `jobkit demo`: the seed scenarios, in process, with simulated uploads and downloads.
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `jobkit demo`: the seed scenarios over real HTTP, against an in-process loopback server.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Publish a post after its media (seed 000) and run a bounded download manager (seed 002).",
+        abstract: "Run the seed scenarios over HTTP: downloads, publishing a post, a product and a feed loader.",
         discussion: """
-            Every handler runs on the main queue, which this command keeps serviced. It exits 0 when \
-            every scenario had its expected outcome: the post published, or — with --fail-upload — \
-            not published.
+            Starts the JobKit server on an ephemeral 127.0.0.1 port (or uses --server) and runs: a bounded \
+            download manager (seed 002), a post published only after all its media uploaded (seed 000), \
+            a product loader with an injected result queue (seed 003), and a feed loader used by closure \
+            and by a weak delegate whose screen closes mid-request (seed 004). Every handler runs on the \
+            main queue, which this command keeps serviced. It exits 0 only when every scenario had its \
+            expected outcome.
             """)
-
-    @Option(help: "Number of photos in the post.")
-    var photos = 3
-
-    @Option(help: "Number of videos in the post.")
-    var videos = 2
-
-    @Flag(help: "Make one media upload fail: the post must then not be published.")
-    var failUpload = false
 
     @Option(help: "Number of downloads.")
     var jobs = 20
@@ -29,11 +28,23 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "At most this many downloads at once.")
     var maxConcurrent = 3
 
-    @Flag(help: "Give each download step a random duration of 1 to 3 steps instead of exactly one.")
+    @Flag(help: "Give the downloads random sizes (so random durations) instead of one size.")
     var randomizeTime = false
 
-    @Option(help: "Duration of one simulated step, in milliseconds.")
-    var stepMilliseconds = 100
+    @Option(help: "Pause between 32 KiB chunks of a download, in milliseconds.")
+    var chunkMilliseconds = 15
+
+    @Option(help: "Number of photos in the post.")
+    var photos = 3
+
+    @Option(help: "Number of videos in the post.")
+    var videos = 2
+
+    @Flag(help: "Make one media upload fail: the post must then not be created.")
+    var failUpload = false
+
+    @Option(help: ArgumentHelp("Use this JobKit server instead of starting one.", valueName: "url"))
+    var server: String?
 
     @Option(
         help: ArgumentHelp("Write a Chrome trace (Perfetto, chrome://tracing) of every run.", valueName: "file.json"))
@@ -46,19 +57,42 @@ struct DemoCommand: AsyncParsableCommand {
         guard photos >= 0, videos >= 0 else { throw ValidationError("--photos and --videos must be 0 or more.") }
         guard jobs >= 0 else { throw ValidationError("--jobs must be 0 or more.") }
         guard maxConcurrent >= 1 else { throw ValidationError("--max-concurrent must be at least 1.") }
-        guard stepMilliseconds >= 0 else { throw ValidationError("--step-milliseconds must be 0 or more.") }
+        guard chunkMilliseconds >= 0 else { throw ValidationError("--chunk-milliseconds must be 0 or more.") }
+        if let server, URL(string: server)?.scheme?.hasPrefix("http") != true {
+            throw ValidationError("--server must be an http:// URL, like http://127.0.0.1:8080/")
+        }
     }
 
     func run() async throws {
-        let timing = SimulatedTiming(stepMilliseconds: stepMilliseconds, randomize: randomizeTime)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let local: LoopbackServer? =
+            server == nil ? try await LoopbackServer.start(.init(root: scratch.appendingPathComponent("server"))) : nil
+        let baseURL = local?.baseURL ?? URL(string: server!.hasSuffix("/") ? server! : server! + "/")!
+        print("server: \(baseURL.absoluteString)\(local == nil ? "" : " (in process)")")
+
         let chromeTrace = trace.map { _ in ChromeTraceWriter() }
         let svgTimeline = timeline.map { _ in TimelineSVGWriter() }
-        let tracers: [any JobTracer] = [chromeTrace as (any JobTracer)?, svgTimeline].compactMap { $0 }
-        let publish = PublishScenario(
-            photos: photos, videos: videos, failUpload: failUpload, timing: timing, tracers: tracers)
-        let downloads = DownloadScenario(jobs: jobs, maxConcurrent: maxConcurrent, timing: timing, tracers: tracers)
-        let published = await publish.run(print: { print($0) })
-        let downloaded = await downloads.run(print: { print($0) })
+        let backend = DemoBackend(
+            baseURL: baseURL, session: .shared, print: { print($0) },
+            tracers: [chromeTrace as (any JobTracer)?, svgTimeline].compactMap { $0 })
+
+        let downloads = DownloadScenario(
+            jobs: jobs, maxConcurrent: maxConcurrent, randomizeTime: randomizeTime,
+            chunkMilliseconds: chunkMilliseconds, directory: scratch)
+        let outcomes = [
+            ("downloads (seed 002)", await downloads.run(on: backend)),
+            (
+                "publish (seed 000)",
+                await PublishScenario(photos: photos, videos: videos, failUpload: failUpload)
+                    .run(on: backend)
+            ),
+            ("product loader (seed 003)", await ProductScenario().run(on: backend)),
+            ("feed loader (seed 004)", await FeedScenario().run(on: backend)),
+        ]
+        await local?.stop()
+
         if let chromeTrace, let trace {
             try chromeTrace.write(to: URL(fileURLWithPath: trace))
             print("trace written to \(trace)")
@@ -67,16 +101,7 @@ struct DemoCommand: AsyncParsableCommand {
             try svgTimeline.write(to: URL(fileURLWithPath: timeline))
             print("timeline written to \(timeline)")
         }
-        guard published == !failUpload, downloaded else { throw ExitCode.failure }
-    }
-}
-
-/// How long simulated work takes.
-struct SimulatedTiming: Sendable {
-    var stepMilliseconds: Int
-    var randomize: Bool
-
-    func nextStep() -> DispatchTimeInterval {
-        .milliseconds(randomize ? Int.random(in: stepMilliseconds...(3 * stepMilliseconds)) : stepMilliseconds)
+        for (name, expected) in outcomes { print("\(expected ? "✓" : "✗") \(name)") }
+        guard outcomes.allSatisfy(\.1) else { throw ExitCode.failure }
     }
 }

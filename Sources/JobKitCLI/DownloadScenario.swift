@@ -1,65 +1,75 @@
-import Dispatch
+import Foundation
 import JobKit
+import JobKitNetworking
 
-/// Seed 002: many downloads through a `JobQueue`, at most `maxConcurrent` at once, each reporting
-/// pending → running n% → completed on the main queue, and one notice when all are done.
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Seed 002 over HTTP: many downloads through a `JobQueue`, at most `maxConcurrent` at once, each
+/// shown pending → running n% → completed on the main queue, and one notice when all are done.
 struct DownloadScenario: Sendable {
-    static let steps = [0.05, 0.2, 0.4, 0.6, 0.8]
-
     var jobs: Int
     var maxConcurrent: Int
-    var timing: SimulatedTiming
-    var tracers: [any JobTracer] = []
+    var randomizeTime: Bool
+    var chunkMilliseconds: Int
+    var directory: URL
 
-    /// Runs the scenario; `print` is called on the main queue. Returns whether every download completed.
-    func run(print: @escaping @Sendable (String) -> Void) async -> Bool {
-        print("downloads: \(jobs) jobs, at most \(maxConcurrent) at once")
-        guard jobs > 0 else {
-            print("All download tasks have been completed")
-            return true
+    /// Returns whether every download completed byte-exact.
+    func run(on backend: DemoBackend) async -> Bool {
+        backend.print("downloads: \(jobs) files, at most \(maxConcurrent) at once")
+        // The sources: uploaded first, so that this works against any JobKit server.
+        let sizes = (0..<jobs).map { _ in 128 * 1024 * (randomizeTime ? Int.random(in: 1...3) : 2) }
+        let sources = sizes.enumerated().map { index, size in
+            Job<HTTPResponse>.upload(
+                data: DemoBackend.bytes(count: size, seed: index), to: backend.url("media/download-\(index + 1).bin"),
+                session: backend.session
+            ).asVoid()
         }
-        let completed = LockedCounter()
-        return await withCheckedContinuation { continuation in
+        guard case .success = await backend.outcome(of: Job.group(sources, maxConcurrent: 4)) else {
+            backend.print("downloads: could not prepare the source files")
+            return false
+        }
+        let shown = MainQueueBox([Int: Int]())  // id → last percent bucket printed
+        let completed = await withCheckedContinuation { continuation in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
                 switch state {
-                case .pending: print("  download \(id): pending")
-                case .running(let fraction) where fraction > 0:
-                    print("  download \(id): running \(Int(fraction * 100))%")
-                case .running: break
-                case .finished:
-                    completed.increment()
-                    print("  download \(id): completed")
-                case .failed, .cancelled: print("  download \(id): \(state)")
+                case .pending: backend.print("  download \(id): pending")
+                case .running(let fraction):
+                    let bucket = Int(fraction * 5)  // one line per 20%
+                    if shown.value[id] != bucket, bucket < 5 {
+                        shown.value[id] = bucket
+                        backend.print("  download \(id): running \(Int(fraction * 100))%")
+                    }
+                case .finished: backend.print("  download \(id): completed")
+                case .failed, .cancelled: backend.print("  download \(id): \(state)")
                 }
             } onAllFinished: {
-                print("All download tasks have been completed")
-                continuation.resume(returning: completed.value == jobs)
+                backend.print("All download tasks have been completed")
+                continuation.resume(returning: ())
             }
             for id in 1..<jobs + 1 {
-                var job = download().named("download \(id)")
-                for tracer in tracers { job = job.traced(by: tracer) }
-                try! queue.add(job, id: id)  // ids are unique by construction
+                let job = Job<URL>.download(
+                    from: backend.url("downloads/download-\(id).bin?chunk-ms=\(chunkMilliseconds)"),
+                    to: directory.appendingPathComponent("download-\(id).bin"), session: backend.session)
+                try! queue.add(backend.traced(job.asVoid(), "download \(id)"), id: id)  // ids are unique
             }
+            if jobs == 0 { continuation.resume(returning: ()) }
         }
-    }
-
-    /// A simulated download: one timer per step, no thread held in between.
-    private func download() -> Job<Void> {
-        Job { controller in
-            @Sendable func step(_ index: Int) {
-                guard index < Self.steps.count else { return controller.finish() }
-                controller.report(progress: Self.steps[index])
-                controller.queue.asyncAfter(deadline: .now() + timing.nextStep()) { step(index + 1) }
-            }
-            step(0)
+        _ = completed
+        let intact = (1..<jobs + 1).allSatisfy { id in
+            (try? Data(contentsOf: directory.appendingPathComponent("download-\(id).bin")))
+                == DemoBackend.bytes(count: sizes[id - 1], seed: id - 1)
         }
+        backend.print("downloads: \(intact ? "every file arrived byte-exact" : "some files are missing or differ")")
+        return intact
     }
 }
 
-/// A counter touched only on the main queue, boxed so that closures can share it.
-final class LockedCounter: @unchecked Sendable {
-    // Safety: only read and written from the main queue, where every handler of the demo runs.
-    private(set) var value = 0
+/// A value read and written only on the main queue, where the demo's handlers run.
+final class MainQueueBox<Value>: @unchecked Sendable {
+    // Safety: only touched from handlers that JobKit delivers on the main queue.
+    var value: Value
 
-    func increment() { value += 1 }
+    init(_ value: Value) { self.value = value }
 }

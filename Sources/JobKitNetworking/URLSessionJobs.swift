@@ -7,7 +7,7 @@ import JobKit
 #endif
 
 extension Job where Value == HTTPResponse {
-    /// Loads `request` with `session`; a non-2xx status fails with `HTTPStatusError`.
+    /// Loads `request` with `session`'s configuration; a non-2xx status fails with `HTTPStatusError`.
     ///
     /// Download progress is reported through the controller; cancelling the run cancels the
     /// `URLSessionTask`.
@@ -17,10 +17,9 @@ extension Job where Value == HTTPResponse {
     /// ```
     public static func data(for request: URLRequest, session: URLSession = .shared) -> Job<HTTPResponse> {
         Job { controller in
-            let task = session.dataTask(with: request) { data, response, error in
-                controller.complete(with: validated(data ?? Data(), response, error))
-            }
-            controller.track(task, direction: .receiving)
+            let (transfers, delegate) = TransferSessions.session(for: session)
+            controller.start(
+                transfers.dataTask(with: request), handler: .collecting(into: controller), on: delegate)
         }
     }
 
@@ -67,72 +66,44 @@ extension Job {
     }
 }
 
-/// Turns a URLSession completion into a result: transport errors as they are, non-2xx statuses as
-/// `HTTPStatusError`.
-func validated(_ data: Data, _ response: URLResponse?, _ error: (any Error)?) -> Result<HTTPResponse, any Error> {
-    if let error { return .failure(error) }
-    guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
-    let response = HTTPResponse(http, body: data)
-    return (200..<300).contains(response.status) ? .success(response) : .failure(HTTPStatusError(response))
-}
-
-/// Which way a task's bytes go, for progress.
-enum TransferDirection {
-    case sending, receiving
-}
-
 extension Job.Controller where Value == HTTPResponse {
     /// Uploads `data` and completes the run with the response.
     fileprivate func upload(_ data: Data, to url: URL, method: String, contentType: String, session: URLSession) {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        let task = session.uploadTask(with: request, from: data) { body, response, error in
-            complete(with: validated(body ?? Data(), response, error))
+        let (transfers, delegate) = TransferSessions.session(for: session)
+        let handler = TransferHandler.collecting(into: self, reportsReceiving: false)
+        handler.onSent = { sent, expected in
+            if expected > 0 { report(progress: Double(sent) / Double(expected)) }
         }
-        track(task, direction: .sending)
+        start(transfers.uploadTask(with: request, from: data), handler: handler, on: delegate)
     }
 }
 
-extension Job.Controller {
-    /// Starts `task`, cancels it with the run, and reports its progress until it completes.
-    ///
-    /// Progress is sampled every 50 ms from the task's byte counts, which works with any session
-    /// (and its delegate) on every platform.
-    func track(_ task: URLSessionTask, direction: TransferDirection) {
-        let box = TaskBox(task)
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        let controller = self
-        timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
-        timer.setEventHandler {
-            let task = box.task
-            let (done, expected) =
-                switch direction {
-                case .sending: (task.countOfBytesSent, task.countOfBytesExpectedToSend)
-                case .receiving: (task.countOfBytesReceived, task.countOfBytesExpectedToReceive)
-                }
-            if expected > 0 { controller.report(progress: Double(done) / Double(expected)) }
-            if task.state == .completed || controller.isCancelled { box.stop() }
+extension TransferHandler {
+    /// Collects the body in memory and completes `controller` with the validated response.
+    static func collecting(
+        into controller: Job<HTTPResponse>.Controller, reportsReceiving: Bool = true
+    ) -> TransferHandler {
+        let handler = TransferHandler()
+        var body = Data()
+        var expected: Int64 = -1
+        handler.onResponse = { expected = $0.expectedContentLength }
+        handler.onData = { data in
+            body.append(data)
+            if reportsReceiving, expected > 0 { controller.report(progress: Double(body.count) / Double(expected)) }
         }
-        box.timer = timer
-        onCancel { box.task.cancel() }
-        timer.activate()
-        task.resume()
+        handler.onComplete = { response, error in controller.complete(with: validated(body, response, error)) }
+        return handler
     }
 }
 
-/// A task and its progress timer, shared by closures.
-// Safety: `task` is immutable and URLSessionTask is thread-safe; `timer` is set once before the timer
-// starts and then only cancelled, which DispatchSource allows from any thread.
-final class TaskBox: @unchecked Sendable {
-    let task: URLSessionTask
-    var timer: (any DispatchSourceTimer)?
-
-    init(_ task: URLSessionTask) {
-        self.task = task
-    }
-
-    func stop() {
-        timer?.cancel()
-    }
+/// Turns a transfer's end into a result: transport errors as they are, non-2xx statuses as
+/// `HTTPStatusError`.
+func validated(_ data: Data, _ response: URLResponse?, _ error: (any Error)?) -> Result<HTTPResponse, any Error> {
+    if let error { return .failure(error) }
+    guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
+    let response = HTTPResponse(http, body: data)
+    return (200..<300).contains(response.status) ? .success(response) : .failure(HTTPStatusError(response))
 }

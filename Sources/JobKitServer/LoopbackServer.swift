@@ -2,10 +2,12 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The HTTP server the demos and tests talk to: the seeds' backends on a loopback address.
 ///
 /// - `GET /files/...`: files under `root/files`, with `Range` and `Content-Length`;
+/// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads stored under `root/media`;
 /// - `POST /posts`, `GET /posts`: posts kept in `root/posts.json`, so a restart loses nothing;
 /// - `GET /products/{id}` (seed 003) and `GET /feed` (seed 004);
@@ -46,12 +48,15 @@ public final class LoopbackServer: Sendable {
     public let baseURL: URL
     /// Change the injected faults while it runs.
     public let faults: FaultController
+    private let services: ServiceGroup
     private let task: Task<Void, any Error>
 
-    private init(port: Int, host: String, faults: FaultController, task: Task<Void, any Error>) {
+    private init(port: Int, host: String, faults: FaultController, services: ServiceGroup, task: Task<Void, any Error>)
+    {
         self.port = port
         self.baseURL = URL(string: "http://\(host):\(port)/")!
         self.faults = faults
+        self.services = services
         self.task = task
     }
 
@@ -62,13 +67,14 @@ public final class LoopbackServer: Sendable {
         let posts = try PostStore(file: directories.posts, mediaDirectory: directories.media)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: FaultMiddleware(faults: faults))
-        router.add(middleware: FileMiddleware(directories.files.path, urlBasePath: "/files", searchForIndexHtml: false))
-        MediaRoutes(directory: directories.media, maxBytes: configuration.maxUploadBytes).register(on: router)
-        PostRoutes(store: posts).register(on: router)
-        CatalogRoutes().register(on: router)
-
         var logger = Logger(label: "jobkit.server")
         logger.logLevel = .warning
+        router.add(middleware: FileMiddleware(directories.files.path, urlBasePath: "/files", logger: logger))
+        MediaRoutes(directory: directories.media, maxBytes: configuration.maxUploadBytes).register(on: router)
+        PostRoutes(store: posts).register(on: router)
+        DownloadRoutes(directory: directories.media).register(on: router)
+        CatalogRoutes().register(on: router)
+
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router,
@@ -79,14 +85,15 @@ public final class LoopbackServer: Sendable {
                 portContinuation.finish()
             },
             logger: logger)
-        let task = Task { try await app.run() }
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let task = Task { try await services.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
-            task.cancel()
-            _ = try await task.value
+            // The server ended before it listened: report why (a port in use, say).
+            try await task.value
             throw CancellationError()
         }
-        return LoopbackServer(port: port, host: configuration.host, faults: faults, task: task)
+        return LoopbackServer(port: port, host: configuration.host, faults: faults, services: services, task: task)
     }
 
     /// Runs until the server stops (for `jobkit serve`).
@@ -94,9 +101,9 @@ public final class LoopbackServer: Sendable {
         try await task.value
     }
 
-    /// Stops the server and waits until it has.
+    /// Stops the server gracefully (requests in flight are answered) and waits until it has.
     public func stop() async {
-        task.cancel()
+        await services.triggerGracefulShutdown()
         _ = try? await task.value
     }
 }

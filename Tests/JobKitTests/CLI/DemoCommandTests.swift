@@ -3,18 +3,26 @@ import Testing
 
 /// `jobkit demo`, run end to end as a user runs it.
 @Suite struct DemoCommandTests {
-    private let fast = ["--step-milliseconds", "2", "--jobs", "6", "--max-concurrent", "2"]
+    private let fast = ["--chunk-milliseconds", "2", "--jobs", "6", "--max-concurrent", "2"]
 
-    @Test func publishesThePostAndCompletesEveryDownload() throws {
+    @Test func runsEveryScenarioOverHTTPWithItsExpectedOutcome() throws {
         let output = try runProduct("jobkit", arguments: ["demo"] + fast)
         #expect(output.status == 0, "\(output.stderr)")
-        #expect(output.stdout.contains("publish: the post was published"))
+        #expect(output.stdout.contains("(in process)"))
+        #expect(output.stdout.contains("publish: the server has the post"))
+        #expect(output.stdout.contains("downloads: every file arrived byte-exact"))
+        #expect(output.stdout.contains("deallocated: true, delegate called: 0 times"))
+        for scenario in [
+            "downloads (seed 002)", "publish (seed 000)", "product loader (seed 003)", "feed loader (seed 004)",
+        ] {
+            #expect(output.stdout.contains("✓ \(scenario)"))
+        }
         for id in 1...6 {
             let lines = output.stdout.split(separator: "\n").filter {
                 $0.hasSuffix("download \(id): pending") || $0.contains("download \(id):")
             }
             #expect(lines.first?.hasSuffix("pending") == true)
-            #expect(lines.contains { $0.hasSuffix("running 40%") })
+            #expect(lines.contains { $0.contains("running") })
             #expect(lines.last?.hasSuffix("completed") == true)
         }
         let all = output.stdout.components(separatedBy: "All download tasks have been completed").count - 1
@@ -22,11 +30,10 @@ import Testing
     }
 
     @Test func aFailedUploadMeansThePostIsNotPublished() throws {
-        let output = try runProduct(
-            "jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0", "--step-milliseconds", "2"])
+        let output = try runProduct("jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0"])
         #expect(output.status == 0, "the expected outcome is an unpublished post")
         #expect(output.stdout.contains("the post was NOT published"))
-        #expect(!output.stdout.contains("✓ post"))
+        #expect(output.stdout.contains("the server does not have the post"))
     }
 
     @Test func writesATraceAndATimeline() throws {
@@ -43,12 +50,25 @@ import Testing
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: trace)) as? [String: Any]
         #expect((json?["traceEvents"] as? [Any])?.isEmpty == false)
         let svg = try String(contentsOf: timeline, encoding: .utf8)
-        #expect(svg.contains("<svg") && svg.contains("2 slots"), "two uploads, then at most two downloads, at once")
+        #expect(svg.contains("<svg") && svg.contains("2 slots"), "at most two downloads, then two uploads, at once")
     }
 
     @Test func rejectsBadInputWithAClearMessage() throws {
         let output = try runProduct("jobkit", arguments: ["demo", "--max-concurrent", "0"])
         #expect(output.status != 0)
         #expect(output.stderr.contains("--max-concurrent must be at least 1"))
+    }
+}
+
+/// `jobkit serve`'s argument checks.
+@Suite struct ServeCommandTests {
+    @Test func rejectsBadLatencyAndRates() throws {
+        for arguments in [
+            ["--latency", "5-1"], ["--failure-rate", "2"], ["--port", "70000"], ["--failure-status", "200"],
+        ] {
+            let output = try runProduct("jobkit", arguments: ["serve"] + arguments)
+            #expect(output.status != 0)
+            #expect(output.stderr.contains("must"), "\(arguments): \(output.stderr)")
+        }
     }
 }

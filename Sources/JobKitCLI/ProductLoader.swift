@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+import JobKit
+import JobKitNetworking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A product from the catalogue (seed 003).
+struct CatalogProduct: Decodable, Sendable {
+    var id: Int
+    var name: String
+    var price: Double
+}
+
+/// Seed 003's loader: the queue its completion handler runs on is injected, defaulting to main, so
+/// callers can never forget the hop to the main queue — and can opt out of it.
+struct ProductLoader: Sendable {
+    let session: URLSession
+    let urlResolver: @Sendable (Int) -> URL
+
+    /// Loads a product; `completionHandler` runs once, on `resultQueue`.
+    @discardableResult
+    func loadProduct(
+        withID id: Int, resultQueue: DispatchQueue = .main,
+        completionHandler: @escaping @Sendable (Result<CatalogProduct, any Error>) -> Void
+    ) -> JobHandle {
+        Job<CatalogProduct>.decode(for: URLRequest(url: urlResolver(id)), session: session)
+            .retryingTransientFailures()
+            .perform(resultQueue: resultQueue, then: completionHandler)
+    }
+}
+
+/// Seed 003 in the demo: the same loader delivering on main, then on a queue of the caller's.
+struct ProductScenario: Sendable {
+    func run(on backend: DemoBackend) async -> Bool {
+        let loader = ProductLoader(session: backend.session) { backend.url("products/\($0)") }
+        let background = DispatchQueue(label: "jobkit.demo.products")
+        let key = DispatchSpecificKey<Bool>()
+        background.setSpecific(key: key, value: true)
+        let onMain: Bool = await withCheckedContinuation { continuation in
+            loader.loadProduct(withID: 7) { result in
+                let product = try? result.get()
+                backend.print("products: \(product.map { "\($0.name), $\($0.price)" } ?? "failed") — on the main queue")
+                continuation.resume(returning: product != nil && DemoBackend.isOnMainQueue)
+            }
+        }
+        let onBackground: Bool = await withCheckedContinuation { continuation in
+            loader.loadProduct(withID: 8, resultQueue: background) { result in
+                let ok = (try? result.get()) != nil && DispatchQueue.getSpecific(key: key) == true
+                DispatchQueue.main.async { backend.print("products: product 8 delivered on the caller's queue: \(ok)") }
+                continuation.resume(returning: ok)
+            }
+        }
+        return onMain && onBackground
+    }
+}
