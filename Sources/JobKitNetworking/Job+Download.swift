@@ -27,7 +27,9 @@ extension Job where Value == URL {
             handler.onResponse = { response in
                 guard (200..<300).contains(response.statusCode) else { return }
                 let resumes = response.statusCode == 206 && existing > 0
-                if !resumes { FileManager.default.createFile(atPath: partial.path, contents: nil) }
+                if !resumes, !FileManager.default.createFile(atPath: partial.path, contents: nil) {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial.path])
+                }
                 file = try FileHandle(forWritingTo: partial)
                 if resumes { try file?.seekToEnd() }
                 written = resumes ? existing : 0

@@ -72,11 +72,13 @@ let benchmarks: @Sendable () -> Void = {
         let queue = DispatchQueue.global(qos: .userInitiated)
         let group = DispatchGroup()
         let semaphore = DispatchSemaphore(value: boundedLimit)
+        // The timers fire on their own queue: on `queue` they would wait behind the blocked waiters.
+        let timers = DispatchQueue(label: "timers")
         for _ in 0..<boundedCount {
             queue.async(group: group) {
                 semaphore.wait()
                 group.enter()
-                completeAfter(milliseconds: boundedMilliseconds, on: queue) {
+                completeAfter(milliseconds: boundedMilliseconds, on: timers) {
                     semaphore.signal()
                     group.leave()
                 }
