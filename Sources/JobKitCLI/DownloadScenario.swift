@@ -31,7 +31,7 @@ struct DownloadScenario: Sendable {
             return false
         }
         let shown = MainQueueBox([Int: Int]())  // id → last percent bucket printed
-        let completed = await withCheckedContinuation { continuation in
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
                 switch state {
                 case .pending: backend.print("  download \(id): pending")
@@ -46,7 +46,7 @@ struct DownloadScenario: Sendable {
                 }
             } onAllFinished: {
                 backend.print("All download tasks have been completed")
-                continuation.resume(returning: ())
+                continuation.resume()
             }
             for id in 1..<jobs + 1 {
                 let job = Job<URL>.download(
@@ -54,9 +54,8 @@ struct DownloadScenario: Sendable {
                     to: directory.appendingPathComponent("download-\(id).bin"), session: backend.session)
                 try! queue.add(backend.traced(job.asVoid(), "download \(id)"), id: id)  // ids are unique
             }
-            if jobs == 0 { continuation.resume(returning: ()) }
+            if jobs == 0 { continuation.resume() }
         }
-        _ = completed
         let intact = (1..<jobs + 1).allSatisfy { id in
             (try? Data(contentsOf: directory.appendingPathComponent("download-\(id).bin")))
                 == DemoBackend.bytes(count: sizes[id - 1], seed: id - 1)
@@ -67,8 +66,8 @@ struct DownloadScenario: Sendable {
 }
 
 /// A value read and written only on the main queue, where the demo's handlers run.
+// Safety: only touched from handlers that JobKit delivers on the main queue.
 final class MainQueueBox<Value>: @unchecked Sendable {
-    // Safety: only touched from handlers that JobKit delivers on the main queue.
     var value: Value
 
     init(_ value: Value) { self.value = value }

@@ -86,8 +86,8 @@ final class FeedLoader: @unchecked Sendable {
 }
 
 /// A screen that shows the feed: the delegate, owned by nobody but the code that shows it.
+// Safety: `loader` is set once in init; the callback counter is only touched on the main queue.
 final class FeedScreen: FeedLoaderDelegate, @unchecked Sendable {
-    // Safety: `loader` is set once in init; the callback counter is only touched on the main queue.
     let loader: FeedLoader
     let calls: MainQueueBox<Int>
 

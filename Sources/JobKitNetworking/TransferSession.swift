@@ -7,8 +7,8 @@ import JobKit
 
 /// What one transfer does with its session's delegate callbacks. Called on the session's delegate
 /// queue (serial), so a handler's own state needs no lock.
+// Safety: every callback arrives on the owning session's serial delegate queue, one at a time.
 final class TransferHandler: @unchecked Sendable {
-    // Safety: every callback arrives on the owning session's serial delegate queue, one at a time.
     var onResponse: (HTTPURLResponse) throws -> Void = { _ in }
     var onData: (Data) throws -> Void = { _ in }
     var onSent: (_ sent: Int64, _ expected: Int64) -> Void = { _, _ in }
@@ -18,8 +18,8 @@ final class TransferHandler: @unchecked Sendable {
 }
 
 /// Routes a session's delegate callbacks to the handler of each task.
+// Safety: `handlers` is only touched while `lock` is held.
 final class TransferDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safety: `handlers` is only touched while `lock` is held.
     private let lock = NSLock()
     private var handlers: [Int: TransferHandler] = [:]
 

@@ -13,8 +13,8 @@ import JobKit
 /// await scheduler.waitUntilScheduled()   // the job's body has armed its timer
 /// scheduler.advance(by: .seconds(30))    // the timeout fires now
 /// ```
+// Safety: all mutable state is in `state`, behind `lock`; actions run with the lock released.
 public final class TestScheduler: JobScheduler, @unchecked Sendable {
-    // Safety: all mutable state is in `state`, behind `lock`; actions run with the lock released.
     private struct Entry {
         let time: Duration
         let sequence: Int

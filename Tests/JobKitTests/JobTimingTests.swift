@@ -28,12 +28,19 @@ import Testing
         #expect(scheduler.scheduledCount == 0, "the timer was cancelled")
     }
 
-    @Test func delayStartsTheJobOnlyAfterTheDelay() async throws {
+    /// A job delayed by five virtual seconds, and whether its body started.
+    private func delayedByFiveSeconds() -> (TestScheduler, Locked<Bool>, Job<Int>) {
         let scheduler = TestScheduler()
         let started = Locked(false)
         let job = Job<Int> {
-            started.withLock { $0 = true }; $0.finish(1)
+            started.withLock { $0 = true }
+            $0.finish(1)
         }.delay(.seconds(5), scheduler: scheduler)
+        return (scheduler, started, job)
+    }
+
+    @Test func delayStartsTheJobOnlyAfterTheDelay() async throws {
+        let (scheduler, started, job) = delayedByFiveSeconds()
         let waiter = Task { try await job.value }
         await scheduler.waitUntilScheduled()
         scheduler.advance(by: .seconds(4))
@@ -43,11 +50,7 @@ import Testing
     }
 
     @Test func cancellingDuringADelayMeansTheJobNeverStarts() async {
-        let scheduler = TestScheduler()
-        let started = Locked(false)
-        let job = Job<Int> {
-            started.withLock { $0 = true }; $0.finish(1)
-        }.delay(.seconds(5), scheduler: scheduler)
+        let (scheduler, started, job) = delayedByFiveSeconds()
         let waiter = Task { try await job.value }
         await scheduler.waitUntilScheduled()
         waiter.cancel()
