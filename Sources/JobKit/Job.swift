@@ -57,7 +57,14 @@ public struct Job<Value: Sendable>: Sendable {
     func makeRun(parent: (any AnyRun)?, completion: @escaping @Sendable (Result<Value, any Error>) -> Void)
         -> Run<Value>
     {
-        let parentTrace = parent?.trace
+        makeRun(parentTrace: parent?.trace, completion: completion)
+    }
+
+    /// Like `makeRun(parent:completion:)`, with the parent's trace context already read.
+    @inline(__always)
+    func makeRun(parentTrace: TraceContext?, completion: @escaping @Sendable (Result<Value, any Error>) -> Void)
+        -> Run<Value>
+    {
         let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
         return Run<Value>.make(trace: trace, completion: completion)
     }

@@ -55,6 +55,14 @@ struct JobGroupStateMachine<Element: Sendable> {
         return Array(childReporters[start..<start + runs.count])
     }
 
+    /// One member has been created. Returns `nil` when the group ended meanwhile (it must then not
+    /// start), else the child progress it must adopt, if any.
+    mutating func register(_ run: any AnyRun, at index: Int) -> ProgressReporter?? {
+        guard !isDone else { return nil }
+        members[index] = run
+        return .some(childReporters?[index])
+    }
+
     /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
     /// already launched, its run (nil once it completed) so that its child can catch up.
     mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: (any AnyRun)?)] {

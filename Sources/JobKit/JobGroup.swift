@@ -11,8 +11,8 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
 
     private let jobs: [Job<Element>]
     private let queue: DispatchQueue
-    /// The group's own run: the parent of its members' runs, for tracing.
-    private let parent: any AnyRun
+    /// The group's own run's trace context, inherited by its members (read once, not per member).
+    private let parentTrace: TraceContext?
     private let state: LockedBox<JobGroupStateMachine<Element>>
     private let onFinish: @Sendable (Results) -> Void
     private let onFail: @Sendable (any Error) -> Void
@@ -27,7 +27,7 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     ) {
         self.jobs = jobs
         self.queue = queue
-        self.parent = parent
+        self.parentTrace = parent.trace
         self.state = LockedBox.make(machine)
         self.onFinish = onFinish
         self.onFail = onFail
@@ -64,16 +64,29 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     }
 
     private func launch(_ range: Range<Int>) {
+        if range.count == 1 { return launch(at: range.lowerBound) }
         var runs: [Run<Element>] = []
         runs.reserveCapacity(range.count)
         for index in range {
-            runs.append(jobs[index].makeRun(parent: parent) { [self] in memberCompleted(at: index, with: $0) })
+            runs.append(makeRun(at: index))
         }
         guard let children = state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
         for (run, child) in zip(runs, children) { run.adopt(child) }
         for (index, run) in zip(range, runs) {
             run.start(jobs[index].body, on: queue)
         }
+    }
+
+    private func makeRun(at index: Int) -> Run<Element> {
+        jobs[index].makeRun(parentTrace: parentTrace) { [self] in memberCompleted(at: index, with: $0) }
+    }
+
+    /// The common case of a sequence or a bounded group: one member starts as another ends.
+    private func launch(at index: Int) {
+        let run = makeRun(at: index)
+        guard case .some(let child) = state.withLock({ $0.register(run, at: index) }) else { return }
+        if let child { run.adopt(child) }
+        run.start(jobs[index].body, on: queue)
     }
 
     private func memberCompleted(at index: Int, with result: Result<Element, any Error>) {
