@@ -116,7 +116,12 @@ import Testing
         let recorder = Recorder()
         let jobQueue = recorder.makeQueue(maxConcurrent: 2)
         for round in 0..<3 {
+            // A job held open while the others are added, so that the queue drains exactly once per round.
+            let held = Locked<Job<Void>.Controller?>(nil)
+            try jobQueue.add(Job { controller in held.withLock { $0 = controller } }, id: round * 10 + 9)
             for id in 0..<5 { try jobQueue.add(.empty, id: round * 10 + id) }
+            while held.current == nil { await Task.yield() }
+            held.current!.finish()
             await recorder.waitForDrains(round + 1)
             recorder.queue.sync {}
             #expect(recorder.drains.current == round + 1)
