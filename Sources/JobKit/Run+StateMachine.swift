@@ -26,11 +26,7 @@ struct RunStateMachine<Value: Sendable> {
         /// Delivers the notice: progress first, then observers, then tracers.
         func send() {
             if let reporter {
-                switch state {
-                case .running(let fraction): reporter.apply(fraction)
-                case .finished: reporter.complete()
-                case .pending, .failed, .cancelled: break
-                }
+                reporter.bring(to: state)
                 if state.isFinal { reporter.detach() }
             }
             if let forward, case .running(let fraction) = state { forward(fraction) }
@@ -62,14 +58,6 @@ struct RunStateMachine<Value: Sendable> {
         case .finished: .finished
         case .failed: .failed
         case .cancelled: .cancelled
-        }
-    }
-
-    var fraction: Double {
-        switch phase {
-        case .pending, .failed, .cancelled: 0
-        case .running(let fraction): fraction
-        case .finished: 1
         }
     }
 
