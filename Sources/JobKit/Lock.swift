@@ -82,18 +82,18 @@ final class LockStorage<State>: ManagedBuffer<State, PlatformMutex> {
     }
 }
 
-/// A value behind a mutex, in one allocation.
-struct LockedBox<State> {
+/// A value behind a mutex, in one allocation: the one lock type of every JobKit module.
+package struct LockedBox<State> {
     let storage: LockStorage<State>
 
-    static func make(_ initial: State) -> LockedBox<State> {
+    package static func make(_ initial: State) -> LockedBox<State> {
         LockedBox(storage: .make(initial))
     }
 
     /// Runs `body` with exclusive access to the value. Never call user code, a queue or a
     /// continuation from `body`: compute an action, return it, and act after the lock is released.
     @inline(__always)
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
 }
