@@ -9,7 +9,8 @@ public enum Backoff: Sendable, Equatable {
     /// that many clients do not retry in lockstep.
     case exponential(initial: Duration, multiplier: Double = 2, maximum: Duration, jitter: Double = 0)
 
-    /// The wait before retry number `retry` (1 for the first retry).
+    /// The wait before retry number `retry` (1 for the first retry). Never traps: a NaN or negative
+    /// multiplier, jitter or duration gives no wait, and an infinite one the longest representable.
     ///
     /// - Parameter unitRandom: a number in `0...1`; the jitter maps 0 to the shortest and 1 to the
     ///   longest wait.
@@ -23,7 +24,7 @@ public enum Backoff: Sendable, Equatable {
             let growth = pow(multiplier, Double(max(retry - 1, 0)))
             let base = min(seconds(initial) * growth, seconds(maximum))
             let spread = min(max(jitter, 0), 1) * (2 * min(max(unitRandom, 0), 1) - 1)
-            return .seconds(min(base * (1 + spread), seconds(maximum)))
+            return .saturating(seconds: min(base * (1 + spread), seconds(maximum)))
         }
     }
 
@@ -46,4 +47,13 @@ public enum Backoff: Sendable, Equatable {
 /// waits at least that long, whatever its backoff says.
 public protocol RetryAfterProviding: Error {
     var retryAfter: Duration? { get }
+}
+
+extension Duration {
+    /// `seconds` as a duration: NaN and negative values are zero, huge ones 2⁶² seconds.
+    static func saturating(seconds: Double) -> Duration {
+        guard seconds > 0 else { return .zero }  // also NaN
+        guard seconds < 4e18 else { return .seconds(Int64(1) << 62) }
+        return .seconds(seconds)
+    }
 }

@@ -8,6 +8,8 @@ final class ChildRuns: Sendable {
         var nextToken = 0
         var runs: [Int: any AnyRun] = [:]
         var timers: [Int: ScheduledAction] = [:]
+        /// Removes the parent's cancel handler (see `detach()`).
+        var cancelToken: Int?
 
         mutating func takeToken() -> Int? {
             guard !isCancelled else { return nil }
@@ -20,21 +22,31 @@ final class ChildRuns: Sendable {
     /// The combinator's own run: the parent of every child, for tracing.
     let parent: any AnyRun
     let queue: DispatchQueue
+    /// The share of the parent's progress that its controller owns.
+    private let parentShare: ProgressShare
 
     /// Children of `controller`'s run, cancelled when it is.
     init<Value>(of controller: Job<Value>.Controller) {
         parent = controller.run
         queue = controller.queue
-        controller.onCancel { [self] in cancelAll() }
+        parentShare = controller.share
+        let token = controller.run.onCancel { [self] in cancelAll() }
+        state.withLock { $0.cancelToken = token }
+    }
+
+    /// Stops listening for the parent's cancellation, releasing this object — before a tail call
+    /// hands the parent's run to another body. Call it only when no child runs and no timer waits.
+    func detach() {
+        if let token = state.withLock({ $0.cancelToken.take() }) { parent.removeCancelHandler(token: token) }
     }
 
     /// Starts a run of `job` on the parent's queue; `completion` is called inline, once, unless the
     /// parent was cancelled first (then the child never starts).
     ///
-    /// - Parameter progress: maps the child's progress to the parent's, which it then reports; nil
-    ///   leaves the parent's progress alone.
+    /// - Parameter progress: the share of the parent's progress the child's fills; nil leaves the
+    ///   parent's progress alone.
     func start<Value>(
-        _ job: Job<Value>, progress: (@Sendable (Double) -> Double)? = nil,
+        _ job: Job<Value>, progress: ProgressShare? = nil,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) {
         guard let token = state.withLock({ $0.takeToken() }) else { return }
@@ -48,8 +60,8 @@ final class ChildRuns: Sendable {
             return true
         }
         if let progress, isLive {
-            let parent = self.parent
-            run.forwardProgress { parent.report(progress: progress($0)) }
+            let (parent, share) = (self.parent, parentShare.then(progress))
+            run.forwardProgress { parent.report(progress: share.map($0)) }
         }
         if isLive { run.start(job.body, on: queue) }
     }

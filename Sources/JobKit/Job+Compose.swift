@@ -7,9 +7,19 @@ extension Job {
     /// ```
     ///
     /// Chains are flattened: a chain of any length runs and is released in constant stack. Each step
-    /// is a child run (cancelled with the chain), started on the chain's queue.
+    /// is a child run (cancelled with the chain), started on the chain's queue; `next` runs on the
+    /// thread that completed the previous job, with no lock held.
+    ///
+    /// Recursion is fine at any depth: when the last step makes another chain (or a `recover`), the
+    /// run is handed over to it as a tail call, so a polling or paging loop holds one level at a time.
+    ///
+    /// ```swift
+    /// func page(_ n: Int) -> Job<Int> {
+    ///     fetch(page: n).then { items in items.isEmpty ? .just(n) : page(n + 1) }
+    /// }
+    /// ```
     public func then<Next>(_ next: @escaping @Sendable (Value) throws -> Job<Next>) -> Job<Next> {
-        Job<Next>(chain: chain(adding: .step { try next($0 as! Value).erasedStart }))
+        Job<Next>(chain: chain(adding: .step { try next($0 as! Value) }))
     }
 
     /// Transforms the value; a thrown error fails the job.
@@ -18,29 +28,43 @@ extension Job {
     }
 
     /// When this job fails, runs the job `handler` makes from the error instead. Cancellation is not
-    /// a failure to recover from: a cancelled run stays cancelled.
+    /// a failure to recover from: a cancelled run stays cancelled, and `handler` never sees
+    /// `JobError.cancelled`.
+    ///
+    /// `handler` runs on the thread that completed this job, with no lock held. A recovery that is
+    /// itself a chain or a `recover` takes over the run as a tail call, so a loop written as
+    /// `func attempt() -> Job { op.recover { _ in attempt() } }` runs at any depth in constant memory.
     ///
     /// ```swift
     /// let feed = network.recover { _ in cache.feedJob() }
     /// ```
     public func recover(_ handler: @escaping @Sendable (any Error) throws -> Job<Value>) -> Job<Value> {
-        Job { controller in
+        var job = Job { controller in
             let children = ChildRuns(of: controller)
-            children.start(self, progress: { $0 }) { result in
-                guard case .failure(let error) = result else { return controller.resolve(result) }
+            children.start(self, progress: .whole) { result in
+                guard case .recover(let error) = RecoverDecision(result) else { return controller.resolve(result) }
+                let recovery: Job<Value>
                 do {
-                    children.start(try handler(error)) { controller.resolve($0) }
+                    recovery = try handler(error)
                 } catch {
-                    controller.resolve(.failure(error))
+                    return controller.resolve(.failure(error))
+                }
+                if recovery.runsAsTail {
+                    children.detach()
+                    controller.handOver(to: recovery, share: .whole)
+                } else {
+                    children.start(recovery, progress: .whole) { controller.resolve($0) }
                 }
             }
         }
+        job.metadata = JobMetadata(name: nil, tracers: [], runsAsTail: true)
+        return job
     }
 
     /// Replaces a failure's error, for example to wrap a low-level error in a domain one.
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Job<Value> {
         Job { controller in
-            ChildRuns(of: controller).start(self, progress: { $0 }) { result in
+            ChildRuns(of: controller).start(self, progress: .whole) { result in
                 controller.resolve(
                     result.mapError { error in
                         (error as? JobError) == .cancelled ? error : transform(error)
@@ -52,5 +76,20 @@ extension Job {
     /// Discards the value.
     public func asVoid() -> Job<Void> {
         map { _ in () }
+    }
+}
+
+/// What `recover` does with its job's outcome: pass it on, or recover from the error. A cancellation
+/// is passed on, never recovered from.
+enum RecoverDecision {
+    case passOn
+    case recover(any Error)
+
+    init<Value>(_ result: Result<Value, any Error>) {
+        switch result {
+        case .success: self = .passOn
+        case .failure(let error as JobError) where error == .cancelled: self = .passOn
+        case .failure(let error): self = .recover(error)
+        }
     }
 }

@@ -7,13 +7,17 @@ extension Job {
     /// thread. Only the first completion (`finish`, `fail(with:)` or `complete(with:)`) counts.
     public struct Controller: Sendable {
         let run: Run<Value>
+        /// Maps the body's progress to the run's: the identity, except for a body that a chain handed
+        /// its run over to (`handOver(to:share:)`), which owns only the chain's remaining share.
+        let share: ProgressShare
 
         /// The queue the run was started on. Groups and sequences start their members here.
         public let queue: DispatchQueue
 
-        init(run: Run<Value>, queue: DispatchQueue) {
+        init(run: Run<Value>, queue: DispatchQueue, share: ProgressShare = .whole) {
             self.run = run
             self.queue = queue
+            self.share = share
         }
 
         /// Completes the run with `value`.
@@ -40,7 +44,7 @@ extension Job {
         /// Reports how far the run has come, as a fraction in `0...1`. Values are clamped; a value
         /// lower than the last one is ignored, so progress never goes back.
         public func report(progress fraction: Double) {
-            run.report(progress: fraction)
+            run.report(progress: share.map(fraction))
         }
 
         /// Whether the run has been cancelled. Long bodies can poll this between steps.
@@ -56,6 +60,37 @@ extension Job {
         public func onCancel(_ handler: @escaping @Sendable () -> Void) {
             run.onCancel(handler)
         }
+
+        /// Lets `job`'s body complete this run, as a tail call: the caller keeps nothing for it, so
+        /// a recursive composition (`func page(n) { fetch(n).then { page(n + 1) } }`) holds one level
+        /// of state, not one per level. The body runs on this run's queue, unless the run is
+        /// cancelled first; `share` is the part of this run's progress it reports into.
+        func handOver(to job: Job<Value>, share: ProgressShare) {
+            let controller = Controller(run: run, queue: queue, share: self.share.then(share))
+            queue.async {
+                guard !controller.isCancelled else { return }
+                job.body(controller)
+            }
+        }
+    }
+}
+
+/// An affine map of a part's progress into its whole's: `offset + scale × fraction`. Affine maps
+/// compose into one, so a tail call a million levels deep still maps in two numbers.
+struct ProgressShare: Sendable {
+    static let whole = ProgressShare(offset: 0, scale: 1)
+
+    let offset: Double
+    let scale: Double
+
+    @inline(__always)
+    func map(_ fraction: Double) -> Double {
+        offset + scale * fraction
+    }
+
+    /// `inner` applied first, then this map.
+    func then(_ inner: ProgressShare) -> ProgressShare {
+        ProgressShare(offset: offset + scale * inner.offset, scale: scale * inner.scale)
     }
 }
 

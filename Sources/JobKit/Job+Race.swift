@@ -9,43 +9,27 @@ public struct AllJobsFailed: Error, CustomStringConvertible {
 
 extension Job {
     /// Runs all `jobs` at once; the first to complete — with a value or an error — decides, and the
-    /// others are cancelled.
+    /// others are cancelled before the race completes (their `onCancel` handlers have run by the time
+    /// the handler hears the outcome).
+    ///
+    /// An empty array fails with `JobError.noJobs`.
     public static func race(_ jobs: [Job<Value>]) -> Job<Value> {
-        precondition(!jobs.isEmpty, "JobKit: race needs at least one job")
+        guard !jobs.isEmpty else { return .failure(JobError.noJobs) }
         return Job { controller in
-            let children = ChildRuns(of: controller)
-            for job in jobs {
-                children.start(job) { result in
-                    controller.resolve(result)
-                    children.cancelAll()
-                }
-            }
+            let race = RaceExecution(rule: .firstCompletion, count: jobs.count, controller: controller)
+            for (index, job) in jobs.enumerated() { race.start(job, at: index) }
         }
     }
 
-    /// Runs all `jobs` at once; the first success decides, and the others are cancelled. Fails only
-    /// when every job failed, with `AllJobsFailed` holding every error in input order.
+    /// Runs all `jobs` at once; the first success decides, and the others are cancelled first. Fails
+    /// only when every job failed, with `AllJobsFailed` holding every error in input order.
+    ///
+    /// An empty array fails with `JobError.noJobs`.
     public static func firstSuccess(_ jobs: [Job<Value>]) -> Job<Value> {
-        precondition(!jobs.isEmpty, "JobKit: firstSuccess needs at least one job")
+        guard !jobs.isEmpty else { return .failure(JobError.noJobs) }
         return Job { controller in
-            let children = ChildRuns(of: controller)
-            let errors = LockedBox.make([(any Error)?](repeating: nil, count: jobs.count))
-            for (index, job) in jobs.enumerated() {
-                children.start(job) { result in
-                    switch result {
-                    case .success:
-                        controller.resolve(result)
-                        children.cancelAll()
-                    case .failure(let error):
-                        let all = errors.withLock { errors -> [any Error]? in
-                            errors[index] = error
-                            let failed = errors.compactMap { $0 }
-                            return failed.count == jobs.count ? failed : nil
-                        }
-                        if let all { controller.resolve(.failure(AllJobsFailed(errors: all))) }
-                    }
-                }
-            }
+            let race = RaceExecution(rule: .firstSuccess, count: jobs.count, controller: controller)
+            for (index, job) in jobs.enumerated() { race.start(job, at: index) }
         }
     }
 }

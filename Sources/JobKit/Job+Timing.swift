@@ -5,28 +5,24 @@ extension Job {
         Job { controller in
             let children = ChildRuns(of: controller)
             children.schedule(after: delay, on: scheduler) {
-                children.start(self, progress: { $0 }) { controller.resolve($0) }
+                children.start(self, progress: .whole) { controller.resolve($0) }
             }
         }
     }
 
-    /// Fails with `JobError.timedOut` if this job has not completed within `limit`, and then
-    /// cancels the run in flight: its `onCancel` handlers run, and its late result is ignored.
+    /// Fails with `JobError.timedOut` if this job has not completed within `limit`. The run in flight
+    /// is cancelled first — its `onCancel` handlers have run by the time the handler hears of the
+    /// timeout — and its late result is ignored. When the job completes in time, the timer is
+    /// cancelled at once and releases what it holds.
     ///
     /// ```swift
     /// let product = loadProduct(id).timeout(.seconds(10))
     /// ```
     public func timeout(_ limit: Duration, scheduler: any JobScheduler = .dispatch) -> Job<Value> {
         Job { controller in
-            let children = ChildRuns(of: controller)
-            children.schedule(after: limit, on: scheduler) {
-                controller.resolve(.failure(JobError.timedOut))
-                children.cancelAll()
-            }
-            children.start(self, progress: { $0 }) { result in
-                controller.resolve(result)
-                children.cancelAll()  // the timer
-            }
+            let race = RaceExecution(rule: .firstCompletion, count: 1, controller: controller)
+            race.startTimer(after: limit, on: scheduler)
+            race.start(self, at: 0, progress: .whole)
         }
     }
 }

@@ -1,16 +1,24 @@
-/// Starts a run of some job, whatever its value type, as a child of a combinator's run.
-typealias ErasedStart =
-    @Sendable (
-        ChildRuns, _ progress: (@Sendable (Double) -> Double)?,
-        @escaping @Sendable (Result<any Sendable, any Error>) -> Void
-    ) -> Void
+/// A job whose value type is erased: what a chain stores, and starts as a child run.
+protocol ErasedJob: Sendable {
+    /// Starts a run of this job as a child in `children`, its progress filling `progress`.
+    func startChild(
+        in children: ChildRuns, progress: ProgressShare,
+        completion: @escaping @Sendable (Result<any Sendable, any Error>) -> Void)
+}
 
-extension Job {
-    /// This job as an `ErasedStart`.
-    var erasedStart: ErasedStart {
-        { children, progress, completion in
-            children.start(self, progress: progress) { completion($0.map { $0 as any Sendable }) }
-        }
+extension Job: ErasedJob {
+    func startChild(
+        in children: ChildRuns, progress: ProgressShare,
+        completion: @escaping @Sendable (Result<any Sendable, any Error>) -> Void
+    ) {
+        children.start(self, progress: progress) { completion($0.map { $0 as any Sendable }) }
+    }
+
+    /// Whether a combinator may hand its own run to this job's body as a tail call: true for
+    /// untraced chains and recoveries, whose bodies reach their run only through the controller.
+    var runsAsTail: Bool {
+        guard let metadata else { return false }
+        return metadata.runsAsTail && metadata.name == nil && metadata.tracers.isEmpty
     }
 }
 
@@ -21,9 +29,9 @@ extension Job {
 final class ChainLink: @unchecked Sendable {
     enum Kind {
         /// The first job of the chain.
-        case head(ErasedStart)
+        case head(any ErasedJob)
         /// A job made from the previous value.
-        case step(@Sendable (any Sendable) throws -> ErasedStart)
+        case step(@Sendable (any Sendable) throws -> any ErasedJob)
         /// A value made from the previous value, applied inline.
         case map(@Sendable (any Sendable) throws -> any Sendable)
     }
@@ -61,7 +69,7 @@ extension Job {
     /// A job that runs `link`'s chain and finishes with its last value.
     init(chain link: ChainLink) {
         self.init { controller in ChainExecution(links: link.links, controller: controller).start() }
-        metadata = JobMetadata(name: nil, tracers: [], chain: link)
+        metadata = JobMetadata(name: nil, tracers: [], chain: link, runsAsTail: true)
     }
 
     /// The chain to extend when a link is added to this job: its own, if it is a plain chain.
@@ -69,63 +77,61 @@ extension Job {
         if let metadata, let chain = metadata.chain, metadata.name == nil, metadata.tracers.isEmpty {
             return ChainLink(previous: chain, kind: kind)
         }
-        return ChainLink(previous: ChainLink(previous: nil, kind: .head(erasedStart)), kind: kind)
+        return ChainLink(previous: ChainLink(previous: nil, kind: .head(self)), kind: kind)
     }
 }
 
-/// One run of a chain: each link starts when the previous one finished, as a child run.
+/// One run of a chain: each link starts when the previous one finished, as a child run. Maps are
+/// applied inline, in a loop; the last step, when it makes a chain or a recovery, is a tail call
+/// that hands this run over (`Job.Controller.handOver(to:share:)`), so that a recursive chain holds
+/// one level at a time.
 final class ChainExecution<Value: Sendable>: Sendable {
-    private let links: [ChainLink.Kind]
     private let controller: Job<Value>.Controller
     private let children: ChildRuns
-    /// How many links run a job (the head and the steps): each is an equal share of the progress.
-    private let jobCount: Int
+    private let state: LockedBox<ChainStateMachine>
 
     init(links: [ChainLink.Kind], controller: Job<Value>.Controller) {
-        self.links = links
         self.controller = controller
         self.children = ChildRuns(of: controller)
-        self.jobCount = links.count { if case .map = $0 { false } else { true } }
+        self.state = LockedBox.make(ChainStateMachine(links: links))
     }
 
     func start() {
-        guard case .head(let start) = links.first else { preconditionFailure("JobKit: a chain without a head") }
-        start(children, share(0)) { [self] in proceed(from: 1, jobsDone: 1, with: $0) }
+        perform(state.withLock { $0.start() })
     }
 
-    /// Maps the progress of job number `done` (0-based) to the chain's.
-    private func share(_ done: Int) -> @Sendable (Double) -> Double {
-        let count = Double(jobCount)
-        return { (Double(done) + $0) / count }
-    }
-
-    /// Continues after link `index - 1` completed with `result`. Maps are applied inline, in a loop;
-    /// a step starts a child run, whose completion calls this again from a fresh stack.
-    private func proceed(from index: Int, jobsDone: Int, with result: Result<any Sendable, any Error>) {
-        var index = index
-        var value: any Sendable
-        switch result {
-        case .success(let success): value = success
-        case .failure(let error): return controller.resolve(.failure(error))
-        }
-        while index < links.count {
-            do {
-                switch links[index] {
-                case .head: preconditionFailure("JobKit: a chain with two heads")
-                case .map(let transform):
-                    value = try transform(value)
-                    index += 1
-                case .step(let makeStart):
-                    let start = try makeStart(value)
-                    let next = index + 1
-                    return start(children, share(jobsDone)) { [self] in
-                        proceed(from: next, jobsDone: jobsDone + 1, with: $0)
-                    }
+    private func perform(_ first: ChainStateMachine.Action) {
+        var action = first
+        while true {
+            switch action {
+            case .start(let job, let share):
+                return job.startChild(in: children, progress: share) { [self] in linkCompleted(with: $0) }
+            case .map(let transform, let value):
+                let result = Result { try transform(value) }
+                action = state.withLock { $0.linkCompleted(with: result) }
+            case .step(let make, let value, let share, let isLast):
+                let job: any ErasedJob
+                do {
+                    job = try make(value)
+                } catch {
+                    action = state.withLock { $0.linkCompleted(with: .failure(error)) }
+                    continue
                 }
-            } catch {
+                if isLast, let tail = job as? Job<Value>, tail.runsAsTail {
+                    children.detach()
+                    return controller.handOver(to: tail, share: share)
+                }
+                action = .start(job, share: share)
+            case .resolve(.success(let value)):
+                // The chain's links were typed by `then`/`map`: the last value is a `Value`.
+                return controller.resolve(.success(value as! Value))
+            case .resolve(.failure(let error)):
                 return controller.resolve(.failure(error))
             }
         }
-        controller.resolve(.success(value as! Value))
+    }
+
+    private func linkCompleted(with result: Result<any Sendable, any Error>) {
+        perform(state.withLock { $0.linkCompleted(with: result) })
     }
 }

@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Today one misuse is detected: a body that completes its run twice (`finish` after `finish`,
 /// `fail` after `finish`, …). The first outcome always stands and the second is ignored; in debug
-/// builds the second is also reported, once per run, to every installed handler, or to standard
-/// error when none is installed. Release builds report nothing.
+/// builds the second is also reported, once per run, to every installed handler. With no handler
+/// installed, the first event of the process is written to standard error, and the later ones are
+/// only counted (`eventCount`): a bug that repeats a million times prints one line, not a million.
+/// Release builds report nothing.
 ///
 /// ```swift
 /// let token = JobDiagnostics.addHandler { event in logger.warning("\(event)") }
@@ -40,6 +42,12 @@ public enum JobDiagnostics {
     private struct Registry {
         var nextToken: UInt64 = 0
         var handlers: [UInt64: @Sendable (Event) -> Void] = [:]
+        var eventCount = 0
+    }
+
+    /// How many misuse events this process has detected so far (debug builds), handled or not.
+    public static var eventCount: Int {
+        registry.withLock { $0.eventCount }
     }
 
     private static let registry = LockedBox.make(Registry())
@@ -63,11 +71,15 @@ public enum JobDiagnostics {
     static func report(_ kind: Event.Kind, runID: ObjectIdentifier) {
         #if DEBUG
             let event = Event(kind: kind, runID: runID)
-            let handlers = registry.withLock { Array($0.handlers.values) }
-            if handlers.isEmpty {
-                FileHandle.standardError.write(Data("\(event)\n".utf8))
-            } else {
+            let (handlers, count) = registry.withLock { registry in
+                registry.eventCount += 1
+                return (Array(registry.handlers.values), registry.eventCount)
+            }
+            if !handlers.isEmpty {
                 for handler in handlers { handler(event) }
+            } else if count == 1 {
+                let note = "reported once per process; JobDiagnostics.eventCount counts them all"
+                FileHandle.standardError.write(Data("\(event) (\(note))\n".utf8))
             }
         #endif
     }

@@ -110,8 +110,15 @@ struct JobGroupStateMachine<Element: Sendable> {
         return takeMembers()
     }
 
+    /// The child progress of every member, once the group is done (empty if nobody asked for it).
+    mutating func takeChildReporters() -> [ProgressReporter] {
+        defer { childReporters = nil }
+        return childReporters ?? []
+    }
+
     private mutating func claimLaunches() -> Range<Int> {
-        let end = min(count, nextIndex + (limit - inFlight))
+        // `limit` may be `Int.max`: never add to it.
+        let end = nextIndex + min(count - nextIndex, limit - inFlight)
         guard end > nextIndex else { return nextIndex..<nextIndex }
         let range = nextIndex..<end
         inFlight += range.count

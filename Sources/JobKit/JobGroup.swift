@@ -42,7 +42,9 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         transform: @escaping @Sendable (Results) throws -> Value
     ) -> Job<Value> {
         let limit = maxConcurrent ?? max(jobs.count, 1)
-        precondition(limit >= 1, "JobKit: maxConcurrent must be at least 1, got \(limit)")
+        guard limit >= 1 else {
+            return .failure(JobError.invalidArgument("maxConcurrent must be at least 1, got \(limit)"))
+        }
         return Job<Value> { controller in
             let machine = JobGroupStateMachine<Element>(
                 policy: policy, count: jobs.count, limit: limit, keepsResults: keepsResults)
@@ -59,8 +61,15 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     private func start() {
         switch state.withLock({ $0.start() }) {
         case .launch(let range): launch(range)
-        case .finish(let results): onFinish(results)
+        case .finish(let results): finish(results)
         }
+    }
+
+    /// Every member's child progress is complete before the group's own — a settle member that failed
+    /// half way counts as done — so that the group reads exactly 1.0.
+    private func finish(_ results: Results) {
+        for child in state.withLock({ $0.takeChildReporters() }) { child.complete() }
+        onFinish(results)
     }
 
     private func launch(_ range: Range<Int>) {
@@ -96,7 +105,7 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         case .launch(let range):
             launch(range)
         case .finish(let results):
-            onFinish(results)
+            finish(results)
         case .fail(let error, let running):
             for member in running { member.cancel() }
             onFail(error)

@@ -26,12 +26,21 @@ public final class JobHandle: Sendable {
         run.state
     }
 
+    /// The error the run ended with, once it is final: the body's own error for `.failed`,
+    /// `JobError.cancelled` for `.cancelled`; nil while it runs and after it finished.
+    ///
+    /// Final before the run's handler, observers and delegate hear of the final state, so they can
+    /// read it.
+    public var error: (any Error)? {
+        run.error
+    }
+
     /// The run's progress as a Foundation `Progress`, made on first use and kept up to date.
     ///
     /// A group's, collect's, settle's or sequence's progress has one child per member, each weighing
     /// one unit. It reads exactly 1.0 once the run has succeeded, before its handler runs. Cancelling
-    /// it cancels the run. Key-value observers of it are called while JobKit applies an update: they
-    /// must not report progress for the same run synchronously.
+    /// it cancels the run. Key-value observers of it are called with no JobKit lock held: they may
+    /// report progress for the same run, or cancel it.
     public var progress: Progress {
         run.progressReporter().progress
     }

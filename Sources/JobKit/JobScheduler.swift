@@ -29,6 +29,11 @@ public struct ScheduledAction: Sendable {
 }
 
 /// GCD timers: actions run on `queue` after their delay.
+///
+/// Each action is a one-shot `DispatchSourceTimer`. Cancelling it cancels the source, which
+/// releases the action (and everything it captured) at once — not at the deadline — so a finished
+/// `timeout(.seconds(3600))` holds no memory for an hour. Delays saturate: one too long for the clock
+/// never fires; a negative one fires at once.
 public struct DispatchScheduler: JobScheduler {
     public let queue: DispatchQueue
 
@@ -42,12 +47,26 @@ public struct DispatchScheduler: JobScheduler {
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
-        let isCancelled = LockedBox.make(false)
-        queue.asyncAfter(deadline: .now() + delay.dispatchInterval) {
-            if !isCancelled.withLock({ $0 }) { action() }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let source = UncheckedTimer(timer)
+        timer.setEventHandler {
+            // Cancelling first releases this handler (and `action`) once it returns.
+            source.timer.cancel()
+            action()
         }
-        return ScheduledAction { isCancelled.withLock { $0 = true } }
+        timer.schedule(deadline: DispatchTime.now().adding(delay))
+        timer.activate()
+        return ScheduledAction { source.timer.cancel() }
     }
+}
+
+/// A timer source, handed to its own handler and to its `ScheduledAction`.
+// Safety: `DispatchSourceTimer` is thread-safe: it is only cancelled through this box, which GCD
+// allows from any thread, any number of times.
+private struct UncheckedTimer: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+
+    init(_ timer: any DispatchSourceTimer) { self.timer = timer }
 }
 
 extension JobScheduler where Self == DispatchScheduler {
@@ -56,11 +75,28 @@ extension JobScheduler where Self == DispatchScheduler {
 }
 
 extension Duration {
-    /// The same span for GCD, in nanoseconds (negative spans count as zero).
-    var dispatchInterval: DispatchTimeInterval {
+    /// The span in whole nanoseconds, saturated to `0...UInt64.max`: never traps, whatever its size.
+    var saturatingNanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow else { return .never }
-        return .nanoseconds(Int(max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflow || carry ? .max : total
+    }
+
+    /// `self + other`, kept within ±2⁶² seconds (about 146 billion years), so that the sum and its
+    /// `components` never trap.
+    package func saturatingAdding(_ other: Duration) -> Duration {
+        let sum = Double(components.seconds) + Double(other.components.seconds)
+        guard abs(sum) < 4e18 else { return sum > 0 ? .seconds(Int64.max / 2) : .seconds(Int64.min / 2) }
+        return self + other
+    }
+}
+
+extension DispatchTime {
+    /// This time plus `delay`, saturated to `distantFuture`; a negative delay counts as zero.
+    func adding(_ delay: Duration) -> DispatchTime {
+        let (deadline, overflow) = uptimeNanoseconds.addingReportingOverflow(delay.saturatingNanoseconds)
+        return overflow || deadline == .max ? .distantFuture : DispatchTime(uptimeNanoseconds: deadline)
     }
 }

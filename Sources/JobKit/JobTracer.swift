@@ -81,11 +81,15 @@ final class JobMetadata: Sendable {
     let tracers: [any JobTracer]
     /// The flattened chain this job runs, for `then`/`map` to extend.
     let chain: ChainLink?
+    /// Whether the body reaches its run only through its controller, so that a combinator may hand
+    /// its own run over to it (see `Job.runsAsTail`).
+    let runsAsTail: Bool
 
-    init(name: String?, tracers: [any JobTracer], chain: ChainLink? = nil) {
+    init(name: String?, tracers: [any JobTracer], chain: ChainLink? = nil, runsAsTail: Bool = false) {
         self.name = name
         self.tracers = tracers
         self.chain = chain
+        self.runsAsTail = runsAsTail
     }
 }
 
@@ -93,7 +97,9 @@ extension Job {
     /// The same job with a name, shown by tracers (`"upload photo 3"`).
     public func named(_ name: String) -> Job {
         var job = self
-        job.metadata = JobMetadata(name: name, tracers: metadata?.tracers ?? [], chain: metadata?.chain)
+        job.metadata = JobMetadata(
+            name: name, tracers: metadata?.tracers ?? [], chain: metadata?.chain,
+            runsAsTail: metadata?.runsAsTail ?? false)
         return job
     }
 
@@ -101,7 +107,8 @@ extension Job {
     public func traced(by tracer: any JobTracer) -> Job {
         var job = self
         job.metadata = JobMetadata(
-            name: metadata?.name, tracers: (metadata?.tracers ?? []) + [tracer], chain: metadata?.chain)
+            name: metadata?.name, tracers: (metadata?.tracers ?? []) + [tracer], chain: metadata?.chain,
+            runsAsTail: metadata?.runsAsTail ?? false)
         return job
     }
 

@@ -54,7 +54,7 @@ public enum MainQueueWatchdog {
             delivered.withLock { $0 = true }
             block()
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + threshold.dispatchInterval) {
+        DispatchQueue.global().asyncAfter(deadline: DispatchTime.now().adding(threshold)) {
             guard !delivered.withLock({ $0 }) else { return }
             let shouldWarn = state.withLock { state -> Bool in
                 guard !state.hasWarned, state.threshold != nil else { return false }

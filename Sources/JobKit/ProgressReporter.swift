@@ -2,15 +2,15 @@ import Foundation
 
 /// Mirrors a run's progress into a Foundation `Progress`, in order and never backwards.
 ///
-/// Updates are applied under the reporter's own lock (never the run's), so that two threads
-/// reporting at once cannot leave an older value last. Key-value observers of the progress run
-/// while that lock is held: they must not report progress for the same run synchronously.
+/// No lock is held while Foundation runs its key-value observers: one thread at a time applies the
+/// newest requested value, and a report that arrives meanwhile (from another thread, or from a KVO
+/// observer of this very progress) is picked up by that thread's loop instead of waiting for it.
 final class ProgressReporter: Sendable {
     /// Units of a leaf run's progress: fine enough for any progress bar.
     static let leafUnits: Int64 = 10_000
 
     let progress: Progress
-    private let lock = LockedBox<Void>.make(())
+    private let requests = LockedBox.make(ProgressRequests())
 
     /// - Parameter onCancel: called when the `Progress` is cancelled (by its owner or its parent).
     init(units: Int64, onCancel: @escaping @Sendable () -> Void) {
@@ -19,18 +19,31 @@ final class ProgressReporter: Sendable {
     }
 
     func apply(_ fraction: Double) {
-        lock.withLock { _ in
-            let units = Int64((fraction * Double(progress.totalUnitCount)).rounded(.down))
-            if units > progress.completedUnitCount { progress.completedUnitCount = units }
-        }
+        if requests.withLock({ $0.request(fraction: fraction) }) { applyRequests() }
     }
 
     /// Marks the work complete: `fractionCompleted` reads exactly 1.0 (also with no units at all).
     func complete() {
-        lock.withLock { _ in
-            if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
-            progress.completedUnitCount = progress.totalUnitCount
+        let isApplier = requests.withLock { $0.requestCompletion() }
+        // Completion is applied by the caller even while another thread applies, so that it holds
+        // before the caller goes on (a run's handler reads 1.0); that thread re-applies it last.
+        if isApplier { applyRequests() } else { setComplete() }
+    }
+
+    private func applyRequests() {
+        while let request = requests.withLock({ $0.next() }) {
+            if request.isComplete {
+                setComplete()
+            } else {
+                let units = Int64((request.fraction * Double(progress.totalUnitCount)).rounded(.down))
+                if units > progress.completedUnitCount { progress.completedUnitCount = units }
+            }
         }
+    }
+
+    private func setComplete() {
+        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
+        progress.completedUnitCount = progress.totalUnitCount
     }
 
     /// Forgets the cancellation handler once the run has ended, releasing what it retained.
@@ -52,4 +65,42 @@ final class ProgressReporter: Sendable {
 protocol ProgressComposite: AnyObject, Sendable {
     /// Gives `parent` one child per member, weighted equally, each mirroring its member's progress.
     func attachChildren(to parent: ProgressReporter)
+}
+
+/// What a `ProgressReporter` was asked to show, and whether a thread is applying it.
+struct ProgressRequests {
+    private(set) var fraction: Double = 0
+    private(set) var isComplete = false
+    private var isDirty = false
+    private var isApplying = false
+
+    /// Records a newer fraction; returns `true` when the caller must apply (nobody else is).
+    mutating func request(fraction newFraction: Double) -> Bool {
+        guard !isComplete, newFraction > fraction else { return false }
+        fraction = newFraction
+        return markDirty()
+    }
+
+    /// Records completion; returns `true` when the caller must apply (nobody else is).
+    mutating func requestCompletion() -> Bool {
+        isComplete = true
+        return markDirty()
+    }
+
+    /// The request to apply next, or nil when the applier is done.
+    mutating func next() -> (fraction: Double, isComplete: Bool)? {
+        guard isDirty else {
+            isApplying = false
+            return nil
+        }
+        isDirty = false
+        return (fraction, isComplete)
+    }
+
+    private mutating func markDirty() -> Bool {
+        isDirty = true
+        guard !isApplying else { return false }
+        isApplying = true
+        return true
+    }
 }

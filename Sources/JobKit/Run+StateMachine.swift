@@ -7,7 +7,7 @@ struct RunStateMachine<Value: Sendable> {
         case pending
         case running(fraction: Double)
         case finished
-        case failed
+        case failed(any Error)
         /// `bodyCompleted` remembers a `finish`/`fail` that arrived after cancellation, so that a
         /// second one can still be reported as a misuse.
         case cancelled(bodyCompleted: Bool)
@@ -37,9 +37,12 @@ struct RunStateMachine<Value: Sendable> {
 
     private(set) var phase: Phase = .pending
     private var completion: Completion?
-    private var cancelHandlers: [@Sendable () -> Void] = []
+    private var cancelHandlers: [(token: Int, handler: @Sendable () -> Void)] = []
+    private var nextCancelToken = 0
     private var misuseReported = false
     private var observers: [StateObserver] = []
+    /// The observer of the delegate set with `JobHandle.setDelegate`, which a new delegate replaces.
+    private var delegateObserver: StateObserver?
     private var reporter: ProgressReporter?
     private var composite: (any ProgressComposite)?
     /// Where a combinator wants this run's progress, to fold it into its own.
@@ -61,6 +64,15 @@ struct RunStateMachine<Value: Sendable> {
         }
     }
 
+    /// The error the run ended with: its own for `.failed`, `JobError.cancelled` for `.cancelled`.
+    var error: (any Error)? {
+        switch phase {
+        case .failed(let error): error
+        case .cancelled: JobError.cancelled
+        case .pending, .running, .finished: nil
+        }
+    }
+
     var isCancelled: Bool {
         if case .cancelled = phase { return true }
         return false
@@ -73,6 +85,7 @@ struct RunStateMachine<Value: Sendable> {
         let observers = self.observers
         if state.isFinal {
             self.observers = []
+            delegateObserver = nil
             composite = nil
         }
         guard !observers.isEmpty || reporter != nil || trace != nil || forward != nil else { return nil }
@@ -105,13 +118,20 @@ struct RunStateMachine<Value: Sendable> {
 
     /// - Parameter fromBody: whether a job's body completes the run (a second completion is then a
     ///   misuse), or a combinator racing legitimately against cancellation or a timer.
+    ///
+    /// A failure with `JobError.cancelled` (a cancelled member or dependency, passed on) ends the run
+    /// as `.cancelled`, never as `.failed`; its cancel handlers are dropped, not run.
     mutating func complete(with result: Result<Value, any Error>, fromBody: Bool) -> CompleteAction {
         switch phase {
         case .pending, .running:
-            let isSuccess: Bool
-            if case .success = result { isSuccess = true } else { isSuccess = false }
+            let newPhase: Phase
+            switch result {
+            case .success: newPhase = .finished
+            case .failure(let error as JobError) where error == .cancelled: newPhase = .cancelled(bodyCompleted: true)
+            case .failure(let error): newPhase = .failed(error)
+            }
             cancelHandlers = []
-            let notice = move(to: isSuccess ? .finished : .failed)
+            let notice = move(to: newPhase)
             return .deliver(takeCompletion(), result, notice)
         case .cancelled(bodyCompleted: false):
             phase = .cancelled(bodyCompleted: true)
@@ -132,7 +152,7 @@ struct RunStateMachine<Value: Sendable> {
     mutating func cancel() -> CancelAction {
         switch phase {
         case .pending, .running:
-            let handlers = cancelHandlers
+            let handlers = cancelHandlers.map(\.handler)
             cancelHandlers = []
             let notice = move(to: .cancelled(bodyCompleted: false))
             return .cancel(handlers: handlers, completion: takeCompletion(), notice: notice)
@@ -141,17 +161,31 @@ struct RunStateMachine<Value: Sendable> {
         }
     }
 
-    /// Returns `true` when the handler must run now (the run is already cancelled).
-    mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> Bool {
+    enum AddCancelHandlerAction {
+        /// Kept; `token` removes it.
+        case added(token: Int)
+        /// The run is already cancelled: run the handler now.
+        case runNow
+        /// The run completed: the handler will never run.
+        case dropped
+    }
+
+    mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> AddCancelHandlerAction {
         switch phase {
         case .pending, .running:
-            cancelHandlers.append(handler)
-            return false
+            nextCancelToken += 1
+            cancelHandlers.append((nextCancelToken, handler))
+            return .added(token: nextCancelToken)
         case .cancelled:
-            return true
+            return .runNow
         case .finished, .failed:
-            return false
+            return .dropped
         }
+    }
+
+    /// Forgets a cancel handler, releasing what it holds.
+    mutating func removeCancelHandler(token: Int) {
+        if let index = cancelHandlers.firstIndex(where: { $0.token == token }) { cancelHandlers.remove(at: index) }
     }
 
     /// Records progress; returns the notice, or `nil` if nothing changed or nobody watches.
@@ -173,6 +207,16 @@ struct RunStateMachine<Value: Sendable> {
 
     mutating func remove(_ observer: StateObserver) {
         observers.removeAll { $0 === observer }
+        if delegateObserver === observer { delegateObserver = nil }
+    }
+
+    /// Makes `observer` the delegate's, replacing the previous one (returned, to be stopped).
+    /// `drain` is `true` when the caller must schedule the new observer's drain.
+    mutating func replaceDelegateObserver(with observer: StateObserver) -> (previous: StateObserver?, drain: Bool) {
+        let previous = delegateObserver
+        if let previous { observers.removeAll { $0 === previous } }
+        if !state.isFinal { delegateObserver = observer }
+        return (previous, add(observer))
     }
 
     enum ReporterAction {

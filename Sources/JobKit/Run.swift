@@ -5,11 +5,17 @@ import Foundation
 protocol AnyRun: Sendable {
     var id: ObjectIdentifier { get }
     var state: JobState { get }
+    /// The error the run ended with, once final (`JobError.cancelled` when cancelled).
+    var error: (any Error)? { get }
     var trace: TraceContext? { get }
     func cancel()
     func report(progress fraction: Double)
     func observe(_ observer: StateObserver)
     func stopObserving(_ observer: StateObserver)
+    /// Forgets a cancel handler registered with `onCancel`.
+    func removeCancelHandler(token: Int)
+    /// Makes `observer` the run's delegate observer, ending the previous one.
+    func replaceDelegateObserver(with observer: StateObserver)
     /// This run's progress reporter, made on first use.
     func progressReporter() -> ProgressReporter
     /// Mirrors this run's progress into `reporter` (a child of its group's progress).
@@ -62,15 +68,25 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     var state: JobState { withLock { $0.state } }
 
+    var error: (any Error)? { withLock { $0.error } }
+
     var isCancelled: Bool { withLock { $0.isCancelled } }
 
     var trace: TraceContext? { withLock { $0.trace } }
 
+    /// Completes the run. The notice and the completion go through the `CompletionTrampoline`: a
+    /// completion that completes another run never deepens the stack.
     func complete(with result: Result<Value, any Error>, fromBody: Bool = true) {
         switch withLock({ $0.complete(with: result, fromBody: fromBody) }) {
         case .deliver(let completion, let result, let notice):
-            notice?.send()
-            completion(result)
+            if let notice {
+                CompletionTrampoline.deliver(result) { result in
+                    notice.send()
+                    completion(result)
+                }
+            } else {
+                CompletionTrampoline.deliver(result, to: completion)
+            }
         case .reportMisuse:
             JobDiagnostics.report(.completedTwice, runID: id)
         case .none:
@@ -78,15 +94,34 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         }
     }
 
+    /// Cancels the run; the handlers, the notice and the completion go through the
+    /// `CompletionTrampoline`, so that cancelling a deep composition never deepens the stack.
     func cancel() {
         guard case .cancel(let handlers, let completion, let notice) = withLock({ $0.cancel() }) else { return }
-        for handler in handlers { handler() }
-        notice?.send()
-        completion(.failure(JobError.cancelled))
+        CompletionTrampoline.deliver(Result<Value, any Error>.failure(JobError.cancelled)) { result in
+            for handler in handlers { handler() }
+            notice?.send()
+            completion(result)
+        }
     }
 
-    func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        if withLock({ $0.addCancelHandler(handler) }) { handler() }
+    /// Registers a cancel handler; returns its token (for `removeCancelHandler`), or nil when it ran
+    /// at once (already cancelled) or never will (already completed).
+    @discardableResult
+    func onCancel(_ handler: @escaping @Sendable () -> Void) -> Int? {
+        switch withLock({ $0.addCancelHandler(handler) }) {
+        case .added(let token):
+            return token
+        case .runNow:
+            handler()
+            return nil
+        case .dropped:
+            return nil
+        }
+    }
+
+    func removeCancelHandler(token: Int) {
+        withLock { $0.removeCancelHandler(token: token) }
     }
 
     func report(progress fraction: Double) {
@@ -108,6 +143,13 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     func stopObserving(_ observer: StateObserver) {
         withLock { $0.remove(observer) }
+        observer.stop()
+    }
+
+    func replaceDelegateObserver(with observer: StateObserver) {
+        let (previous, drain) = withLock { $0.replaceDelegateObserver(with: observer) }
+        previous?.stop()
+        if drain { observer.scheduleDrain() }
     }
 
     func progressReporter() -> ProgressReporter {

@@ -52,7 +52,7 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
         let (sequence, ready) = lock.withLock { () -> (Int, [CheckedContinuation<Void, Never>]) in
             let sequence = state.nextSequence
             state.nextSequence += 1
-            let entry = Entry(time: state.now + max(delay, .zero), sequence: sequence, action: action)
+            let entry = Entry(time: state.now.saturatingAdding(max(delay, .zero)), sequence: sequence, action: action)
             let index = state.entries.firstIndex { ($0.time, $0.sequence) > (entry.time, entry.sequence) }
             state.entries.insert(entry, at: index ?? state.entries.endIndex)
             let count = state.entries.count
@@ -69,7 +69,7 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
 
     /// Moves time forward by `duration`, running every action that falls due, in order.
     public func advance(by duration: Duration = .zero) {
-        let target = lock.withLock { state.now + duration }
+        let target = lock.withLock { state.now.saturatingAdding(duration) }
         while let action = takeNext(dueBy: target) { action() }
         lock.withLock { state.now = max(state.now, target) }
     }

@@ -1,7 +1,10 @@
 // The main-queue watchdog's test subject, launched by `MainQueueWatchdogTests`.
 //   JobKitWatchdogProbe THRESHOLD_MS RUN_MS block   never services the main queue: the watchdog must warn
 //   JobKitWatchdogProbe THRESHOLD_MS RUN_MS serve   services it with dispatchMain(): it must stay quiet
+//   JobKitWatchdogProbe threads   runs 600 jobs, 8 at once, and prints `threads before=N peak=M cores=C`:
+//                                 a thread count measured alone, undisturbed by other tests
 import Dispatch
+import Foundation
 import JobKit
 
 #if canImport(Glibc)
@@ -11,6 +14,31 @@ import JobKit
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// The number of threads of this process, from `/proc/self/status` (0 where there is none).
+func threadCount() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+    return 0
+}
+
+if arguments.first == "threads" {
+    let before = threadCount()
+    let peak = Peak(before)
+    let jobs = (0..<600).map { _ in
+        Job<Void> { controller in
+            peak.record(threadCount())
+            controller.queue.asyncAfter(deadline: .now() + .milliseconds(1)) { controller.finish() }
+        }
+    }
+    let done = DispatchSemaphore(value: 0)
+    Job.group(jobs, maxConcurrent: 8).perform(resultQueue: DispatchQueue(label: "probe")) { _ in done.signal() }
+    done.wait()
+    print("threads before=\(before) peak=\(peak.value) cores=\(ProcessInfo.processInfo.activeProcessorCount)")
+    exit(0)
+}
 let thresholdMilliseconds = arguments.first.flatMap(Int.init) ?? 200
 let runMilliseconds = arguments.dropFirst().first.flatMap(Int.init) ?? 1500
 let servesMainQueue = arguments.dropFirst(2).first == "serve"
@@ -30,4 +58,17 @@ if servesMainQueue {
     let never = DispatchSemaphore(value: 0)
     _ = never.wait(timeout: .now() + .milliseconds(runMilliseconds))
     print("probe done")
+}
+
+/// The highest count recorded.
+final class Peak: @unchecked Sendable {
+    // Safety: `current` is only touched under `lock`.
+    private let lock = NSLock()
+    private var current: Int
+
+    init(_ value: Int) { current = value }
+
+    func record(_ value: Int) { lock.withLock { current = max(current, value) } }
+
+    var value: Int { lock.withLock { current } }
 }

@@ -177,26 +177,51 @@ import Testing
         #expect(count.current == 1_000_000)
     }
 
-    @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() async throws {
-        guard let before = currentThreadCount() else { return }
-        let peak = Locked(before)
-        let jobs = (0..<600).map { _ in
-            Job<Void> { controller in
-                let now = currentThreadCount() ?? 0
-                peak.withLock { $0 = max($0, now) }
-                controller.queue.asyncAfter(deadline: .now() + .milliseconds(1)) { controller.finish() }
-            }
+    /// Counted in a child process of its own: other tests running at once would disturb the count.
+    @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() throws {
+        let output = try runProduct("JobKitWatchdogProbe", arguments: ["threads"])
+        let fields = Dictionary(
+            uniqueKeysWithValues: output.stdout.split(whereSeparator: \.isWhitespace).compactMap { field in
+                let parts = field.split(separator: "=")
+                return parts.count == 2 ? (String(parts[0]), Int(parts[1]) ?? 0) : nil
+            })
+        guard let before = fields["before"], let peak = fields["peak"], let cores = fields["cores"], before > 0 else {
+            Issue.record("no thread count: \(output.stdout) \(output.stderr)")
+            return
         }
-        try await Job.group(jobs, maxConcurrent: 8).outcome().get()
-        let cores = ProcessInfo.processInfo.activeProcessorCount
         // A design that parks a thread per pending job (the seed's semaphore) climbs towards GCD's
         // pool limit (64+); waiting jobs here hold no thread at all.
-        #expect(peak.current - before <= cores + 4, "peak \(peak.current), before \(before)")
+        #expect(peak - before <= cores + 4, "peak \(peak), before \(before)")
     }
 
-    @Test func maxConcurrentBelowOneIsAProgrammerError() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Job.group([.empty], maxConcurrent: 0)
+    @Test(arguments: [0, -1, Int.min])
+    func maxConcurrentBelowOneFailsWithInvalidArgument(width: Int) async {
+        let result = await Job.group([.empty], maxConcurrent: width).outcome()
+        guard case .invalidArgument(let message) = result.failureError as? JobError else {
+            Issue.record("expected invalidArgument, got \(result)")
+            return
         }
+        #expect(message.contains("maxConcurrent"))
+    }
+
+    @Test func maxConcurrentIntMaxMeansNoLimit() async throws {
+        let meter = InFlightMeter()
+        let gate = Locked(0)
+        let jobs = (0..<50).map { _ in
+            Job<Int> { controller in
+                meter.enter()
+                gate.withLock { $0 += 1 }
+                controller.queue.asyncAfter(deadline: .now() + .milliseconds(5)) {
+                    meter.leave()
+                    controller.finish(1)
+                }
+            }
+        }
+        let values = try await Job.collect(jobs, maxConcurrent: .max).outcome().get()
+        #expect(values.count == 50 && values.allSatisfy { $0 == 1 })
+        let settled = try await Job.settle(jobs, maxConcurrent: .max).outcome().get()
+        #expect(settled.count == 50)
+        try await Job.group(jobs.map { $0.asVoid() }, maxConcurrent: .max).outcome().get()
+        #expect(gate.current == 150)
     }
 }

@@ -7,6 +7,10 @@ import Testing
     /// Finish, fail and cancel race from three threads; the handler must run exactly once every time,
     /// with one of the three outcomes, and the state must agree with it.
     @Test func exactlyOnceUnderRacingFinishFailAndCancel() async {
+        // Every iteration completes twice on purpose: capture the reports instead of printing them.
+        let misuses = Locked(0)
+        let token = JobDiagnostics.addHandler { _ in misuses.withLock { $0 += 1 } }
+        defer { JobDiagnostics.removeHandler(token) }
         let iterations = 20_000
         let deliveries = Locked([Int](repeating: 0, count: iterations))
         let agreeing = Locked(0)

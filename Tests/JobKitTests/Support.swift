@@ -90,3 +90,13 @@ func currentThreadCount() -> Int? {
     }
     return nil
 }
+
+/// Whether `part` is `whole` with some elements left out, the rest in the same order.
+func isOrderedSubsequence<Element: Equatable>(_ part: [Element], of whole: [Element]) -> Bool {
+    var remaining = whole[...]
+    for element in part {
+        guard let index = remaining.firstIndex(of: element) else { return false }
+        remaining = remaining[(index + 1)...]
+    }
+    return true
+}
