@@ -11,10 +11,18 @@ import Foundation
 /// downloads.traced(by: trace).perform { _ in try? trace.write(to: URL(filePath: "downloads.json")) }
 /// ```
 public final class ChromeTraceWriter: JobTracer {
-    private let recorder = TraceRecorder()
+    private let recorder: TraceRecorder
 
-    public init() {}
+    /// - Parameter maximumRuns: the most runs recorded, 100,000 unless told otherwise: memory stays
+    ///   bounded however long the tracer is used. Runs beyond it are counted in `droppedRuns`, not drawn.
+    public init(maximumRuns: Int = 100_000) {
+        recorder = TraceRecorder(maximumRuns: maximumRuns)
+    }
 
+    /// How many runs were not recorded because `maximumRuns` were already.
+    public var droppedRuns: Int { recorder.droppedRuns }
+
+    /// Records `event`; called by JobKit from any thread.
     public func record(_ event: JobTraceEvent) {
         recorder.record(event)
     }

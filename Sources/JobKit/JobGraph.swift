@@ -78,13 +78,16 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
 
     /// The graph as one job that finishes with every node's outcome (it fails only when cancelled).
     ///
-    /// - Throws: `GraphError` for a missing dependency or a cycle; nothing has run then.
+    /// - Throws: `GraphError` for a missing dependency or a cycle; nothing has run then. A
+    ///   `maxConcurrent` below 1 makes a job that fails with `JobError.invalidArgument`.
     public func job(maxConcurrent: Int? = nil, policy: FailurePolicy = .skipDependents) throws(GraphError)
         -> Job<[Key: Outcome]>
     {
         try validate()
         let limit = maxConcurrent ?? max(nodes.count, 1)
-        precondition(limit >= 1, "JobKit: maxConcurrent must be at least 1, got \(limit)")
+        guard limit >= 1 else {
+            return .failure(JobError.invalidArgument("maxConcurrent must be at least 1, got \(limit)"))
+        }
         let graph = self
         return Job { controller in
             JobGraphExecution(graph: graph, limit: limit, policy: policy, controller: controller).start()

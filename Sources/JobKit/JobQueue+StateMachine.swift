@@ -1,20 +1,50 @@
 /// The state of a `JobQueue`, as a value: every transition returns what to do once the lock is
-/// released. It never calls out.
+/// released. It never calls out. Adding, starting and finishing a job cost O(1) amortized at any
+/// queue length.
 struct JobQueueStateMachine<ID: Hashable & Sendable> {
     struct Item {
         let run: any AnyRun
         let start: @Sendable () -> Void
     }
 
-    private(set) var limit: Int
-    private var items: [ID: Item] = [:]
-    private(set) var pending: [ID] = []
-    private(set) var running: [ID] = []
-    /// Most recently finished first.
-    private(set) var finished: [ID] = []
+    private struct Entry {
+        let item: Item
+        /// Tells this entry from an earlier or later one under the same id.
+        let sequence: UInt64
+        /// When it started, for `running`'s order; nil while pending.
+        var startedAt: UInt64?
+    }
 
-    init(limit: Int) {
-        self.limit = limit
+    private(set) var limit: Int
+    private(set) var isPaused = false
+    private var entries: [ID: Entry] = [:]
+    /// Ids in the order they were added; an entry that ended or is no longer pending under that
+    /// sequence is skipped when it reaches the front.
+    private var pendingOrder = Deque<(id: ID, sequence: UInt64)>()
+    private(set) var pendingCount = 0
+    private(set) var runningCount = 0
+    private var nextSequence: UInt64 = 0
+    private var nextStart: UInt64 = 0
+    /// The most recently ended ids, oldest first, at most `historyLimit`.
+    private var history = Deque<ID>()
+    let historyLimit: Int
+    /// How many jobs ended since the queue was made.
+    private(set) var finishedCount = 0
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var cancelledWaiters: Set<Int> = []
+    private var nextWaiter = 0
+
+    init(limit: Int, historyLimit: Int) {
+        self.limit = max(limit, 1)
+        self.historyLimit = max(historyLimit, 0)
+    }
+
+    var isIdle: Bool { entries.isEmpty }
+
+    /// A sequence number for the next `add`, taken before its run is made.
+    mutating func takeSequence() -> UInt64 {
+        nextSequence += 1
+        return nextSequence
     }
 
     enum AddError: Error {
@@ -22,48 +52,112 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     }
 
     /// Queues an item; returns the items to start now.
-    mutating func add(_ item: Item, id: ID) throws(AddError) -> [Item] {
-        guard items[id] == nil else { throw .duplicate }
-        items[id] = item
-        finished.removeAll { $0 == id }
-        pending.append(id)
+    mutating func add(_ item: Item, id: ID, sequence: UInt64) throws(AddError) -> [Item] {
+        guard entries[id] == nil else { throw .duplicate }
+        entries[id] = Entry(item: item, sequence: sequence)
+        pendingOrder.append((id, sequence))
+        pendingCount += 1
         return claimStarts()
     }
 
-    /// An item's run completed. Returns the items to start now, and whether the queue just drained.
-    mutating func completed(_ id: ID) -> (start: [Item], drained: Bool) {
-        guard items.removeValue(forKey: id) != nil else { return ([], false) }
-        if let index = running.firstIndex(of: id) {
-            running.remove(at: index)
-        } else {
-            pending.removeAll { $0 == id }
-        }
-        finished.insert(id, at: 0)
-        let starts = claimStarts()
-        return (starts, items.isEmpty)
+    struct Completion {
+        var start: [Item] = []
+        /// The queue just became idle: send `onAllFinished`, resume these waiters.
+        var drained = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// Changes the width; returns the items to start now (none when it shrank).
+    /// The run added as `sequence` under `id` completed.
+    mutating func completed(_ id: ID, sequence: UInt64) -> Completion {
+        guard let entry = entries[id], entry.sequence == sequence else { return Completion() }
+        entries[id] = nil
+        if entry.startedAt == nil { pendingCount -= 1 } else { runningCount -= 1 }
+        finishedCount += 1
+        if historyLimit > 0 {
+            history.append(id)
+            if history.count > historyLimit { _ = history.popFirst() }
+        }
+        var completion = Completion(start: claimStarts())
+        if entries.isEmpty {
+            pendingOrder = Deque()  // only stale slots of cancelled jobs can be left
+            completion.drained = true
+            completion.waiters = Array(waiters.values)
+            waiters = [:]
+        }
+        return completion
+    }
+
+    /// Changes the width (below 1 counts as 1); returns the items to start now (none when it shrank).
     mutating func setLimit(_ newLimit: Int) -> [Item] {
-        limit = newLimit
+        limit = max(newLimit, 1)
+        return claimStarts()
+    }
+
+    /// Pausing starts nothing new; resuming returns the items to start now.
+    mutating func setPaused(_ paused: Bool) -> [Item] {
+        isPaused = paused
         return claimStarts()
     }
 
     func run(for id: ID) -> (any AnyRun)? {
-        items[id]?.run
+        entries[id]?.item.run
     }
+
+    /// Ids waiting for a slot, in the order they will start.
+    var pending: [ID] {
+        pendingOrder.elements.compactMap { isPending($0) ? $0.id : nil }
+    }
+
+    /// Ids running now, in the order they started.
+    var running: [ID] {
+        entries.compactMap { id, entry in entry.startedAt.map { (id, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// The most recently ended ids, most recent first.
+    var finished: [ID] { history.elements.reversed() }
 
     /// Every queued and running run, pending ones first so that none starts while others are cancelled.
     var allRuns: [any AnyRun] {
-        (pending + running).compactMap { items[$0]?.run }
+        pending.compactMap { entries[$0]?.item.run } + running.compactMap { entries[$0]?.item.run }
+    }
+
+    // MARK: Waiting until idle
+
+    mutating func makeWaiterToken() -> Int {
+        nextWaiter += 1
+        return nextWaiter
+    }
+
+    /// Returns `true` when the waiter must be resumed at once (idle, or its task was cancelled).
+    mutating func addWaiter(_ token: Int, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        if entries.isEmpty || cancelledWaiters.remove(token) != nil { return true }
+        waiters[token] = continuation
+        return false
+    }
+
+    /// The waiting task was cancelled: returns its continuation to resume, if it was waiting.
+    mutating func cancelWaiter(_ token: Int) -> CheckedContinuation<Void, Never>? {
+        if let continuation = waiters.removeValue(forKey: token) { return continuation }
+        cancelledWaiters.insert(token)
+        return nil
+    }
+
+    // MARK: Starting
+
+    private func isPending(_ slot: (id: ID, sequence: UInt64)) -> Bool {
+        guard let entry = entries[slot.id] else { return false }
+        return entry.sequence == slot.sequence && entry.startedAt == nil
     }
 
     private mutating func claimStarts() -> [Item] {
         var starts: [Item] = []
-        while running.count < limit, !pending.isEmpty {
-            let id = pending.removeFirst()
-            running.append(id)
-            starts.append(items[id]!)
+        while !isPaused, runningCount < limit, let slot = pendingOrder.popFirst() {
+            guard isPending(slot) else { continue }
+            nextStart += 1
+            entries[slot.id]?.startedAt = nextStart
+            pendingCount -= 1
+            runningCount += 1
+            starts.append(entries[slot.id]!.item)
         }
         return starts
     }

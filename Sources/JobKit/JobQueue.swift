@@ -3,10 +3,12 @@ import Dispatch
 /// A queue of jobs of which at most `maxConcurrent` run at once — the download manager of a
 /// typical app, as a reusable type.
 ///
-/// Jobs can be added at any time, idle or running. Each job's states (`pending`, `running(fraction:)`,
-/// then `finished`, `failed` or `cancelled`) reach `onStateChange` on `resultQueue`, in order; each
-/// time the last queued job ends, `onAllFinished` runs once on `resultQueue`, after that job's final
-/// state. No thread ever waits: a job that ends starts the next pending one.
+/// Jobs of any value type can be added at any time, idle or running. Each job's states (`pending`,
+/// `running(fraction:)`, then `finished`, `failed` or `cancelled`) reach `onStateChange` on
+/// `resultQueue`, in order, with progress coalesced as `JobHandle.onStateChange` does; each time the
+/// last queued job ends, `onAllFinished` runs once on `resultQueue`, after that job's final state.
+/// No thread ever waits: a job that ends starts the next pending one. Adding, starting and finishing
+/// cost the same at any queue length.
 ///
 /// ```swift
 /// let downloads = JobQueue<URL>(maxConcurrent: 3) { url, state in
@@ -14,12 +16,19 @@ import Dispatch
 /// } onAllFinished: {
 ///     banner.show("All download tasks have been completed")
 /// }
-/// for url in urls { try downloads.add(.downloading(url), id: url) }
+/// for url in urls {
+///     try downloads.add(.downloading(url), id: url) { result in   // this job's own result
+///         if case .failure(let error) = result { rows[url]?.show(error) }
+///     }
+/// }
+/// await downloads.waitUntilIdle()
 /// ```
 ///
-/// The queue retains its handlers for its lifetime, and each job until it ends.
+/// The queue retains its handlers for its lifetime, and each job until it ends. It remembers the
+/// ids of the most recent `finishedHistoryLimit` jobs that ended (`finished`) and counts them all
+/// (`finishedCount`): memory stays bounded however many jobs pass through.
 public final class JobQueue<ID: Hashable & Sendable>: Sendable {
-    /// Why `add(_:id:)` refused a job.
+    /// Why `add(_:id:then:)` refused a job.
     public enum Error: Swift.Error, Equatable {
         /// A job with this id is already pending or running.
         case duplicateID(ID)
@@ -32,32 +41,44 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     private let state: LockedBox<JobQueueStateMachine<ID>>
 
     /// - Parameters:
-    ///   - maxConcurrent: at most this many jobs run at once; at least 1. Change it with `setMaxConcurrent(_:)`.
+    ///   - maxConcurrent: at most this many jobs run at once; a value below 1 counts as 1. Change it
+    ///     with `setMaxConcurrent(_:)`.
     ///   - queue: where the jobs' bodies run.
     ///   - resultQueue: where the handlers run. Defaults to the main queue.
+    ///   - finishedHistoryLimit: how many ended ids `finished` remembers (1,000 unless told otherwise).
     ///   - onStateChange: every state of every job, in order per job.
     ///   - onAllFinished: once each time the queue drains.
     public init(
         maxConcurrent: Int,
         queue: DispatchQueue = .global(),
         resultQueue: DispatchQueue = .main,
+        finishedHistoryLimit: Int = 1_000,
         onStateChange: @escaping @Sendable (ID, JobState) -> Void = { _, _ in },
         onAllFinished: @escaping @Sendable () -> Void = {}
     ) {
-        precondition(maxConcurrent >= 1, "JobKit: maxConcurrent must be at least 1, got \(maxConcurrent)")
         self.queue = queue
         self.resultQueue = resultQueue
         self.onStateChange = onStateChange
         self.onAllFinished = onAllFinished
-        self.state = LockedBox.make(JobQueueStateMachine(limit: maxConcurrent))
+        self.state = LockedBox.make(JobQueueStateMachine(limit: maxConcurrent, historyLimit: finishedHistoryLimit))
     }
 
-    /// Queues `job` under `id`; it starts at once if a slot is free, else when one frees up, in the
-    /// order added. An id that finished before may be used again.
+    /// Queues `job` under `id`; it starts at once if a slot is free and the queue is not paused, else
+    /// when one frees up, in the order added. An id that ended before may be used again.
     ///
+    /// - Parameter handler: this job's own result, once, on `resultQueue` — after its final state
+    ///   reached `onStateChange` when `resultQueue` is serial, and before `onAllFinished`.
+    ///   `handle(for:)` gives the job's handle while it is pending or running.
     /// - Throws: `JobQueue.Error.duplicateID` when a job with `id` is still pending or running.
-    public func add(_ job: Job<Void>, id: ID) throws {
-        let run = job.makeRun(parent: nil) { [self] _ in completed(id) }
+    public func add<Value>(
+        _ job: Job<Value>, id: ID, then handler: (@Sendable (Result<Value, any Swift.Error>) -> Void)? = nil
+    ) throws {
+        let sequence = state.withLock { $0.takeSequence() }
+        let resultQueue = self.resultQueue
+        let run = job.makeRun(parent: nil) { [self] result in
+            if let handler { resultQueue.async { handler(result) } }
+            completed(id, sequence: sequence)
+        }
         let queue = self.queue
         let item = JobQueueStateMachine<ID>.Item(run: run) { run.start(job.body, on: queue) }
         let onStateChange = self.onStateChange
@@ -68,7 +89,7 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
             // The observer is attached under the queue's lock (taking the run's inside it), so that it
             // hears `pending` first and a refused job is never observed.
             (starts, drain) = try state.withLock { machine in
-                (try machine.add(item, id: id), run.attach(observer))
+                (try machine.add(item, id: id, sequence: sequence), run.attach(observer))
             }
         } catch {
             throw Error.duplicateID(id)
@@ -77,7 +98,7 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         for item in starts { item.start() }
     }
 
-    /// Cancels the job with `id`, pending or running; does nothing for an unknown or finished id.
+    /// Cancels the job with `id`, pending or running; does nothing for an unknown or ended id.
     public func cancel(id: ID) {
         state.withLock { $0.run(for: id) }?.cancel()
     }
@@ -87,10 +108,29 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         for run in state.withLock({ $0.allRuns }) { run.cancel() }
     }
 
+    /// The handle of the pending or running job with `id`, if any: cancel it, observe it (also its
+    /// progress), or read its `error` once it ended.
+    public func handle(for id: ID) -> JobHandle? {
+        state.withLock { $0.run(for: id) }.map(JobHandle.init(run:))
+    }
+
+    /// Starts no more jobs until `resume()`; running jobs go on, and jobs can still be added.
+    public func pause() {
+        _ = state.withLock { $0.setPaused(true) }
+    }
+
+    /// Starts pending jobs again, up to the width.
+    public func resume() {
+        for item in state.withLock({ $0.setPaused(false) }) { item.start() }
+    }
+
+    /// Whether the queue is paused.
+    public var isPaused: Bool { state.withLock { $0.isPaused } }
+
     /// Changes how many jobs may run at once, effective at once: raising it starts pending jobs now;
     /// lowering it lets running jobs finish and starts no more until fewer run than the new width.
+    /// A value below 1 counts as 1.
     public func setMaxConcurrent(_ maxConcurrent: Int) {
-        precondition(maxConcurrent >= 1, "JobKit: maxConcurrent must be at least 1, got \(maxConcurrent)")
         for item in state.withLock({ $0.setLimit(maxConcurrent) }) { item.start() }
     }
 
@@ -103,12 +143,30 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     /// Ids running now, in the order they started.
     public var running: [ID] { state.withLock { $0.running } }
 
-    /// Ids that ended (finished, failed or cancelled), most recent first.
+    /// The ids of the most recent jobs that ended (finished, failed or cancelled), most recent first:
+    /// at most `finishedHistoryLimit` of them.
     public var finished: [ID] { state.withLock { $0.finished } }
 
-    private func completed(_ id: ID) {
-        let (starts, drained) = state.withLock { $0.completed(id) }
-        for item in starts { item.start() }
-        if drained { resultQueue.async(execute: onAllFinished) }
+    /// How many jobs have ended since the queue was made.
+    public var finishedCount: Int { state.withLock { $0.finishedCount } }
+
+    /// Suspends until no job is pending or running — at once if none is. Returns early, without
+    /// error, when the awaiting task is cancelled. A paused queue with pending jobs is not idle.
+    public func waitUntilIdle() async {
+        let token = state.withLock { $0.makeWaiterToken() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if state.withLock({ $0.addWaiter(token, continuation) }) { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelWaiter(token) }?.resume()
+        }
+    }
+
+    private func completed(_ id: ID, sequence: UInt64) {
+        let completion = state.withLock { $0.completed(id, sequence: sequence) }
+        for item in completion.start { item.start() }
+        if completion.drained { resultQueue.async(execute: onAllFinished) }
+        for waiter in completion.waiters { waiter.resume() }
     }
 }

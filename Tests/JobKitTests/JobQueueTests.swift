@@ -145,7 +145,7 @@ import Testing
     @Test func duplicateIDsAreRefusedWithoutANotice() async throws {
         let recorder = Recorder()
         let jobQueue = recorder.makeQueue(maxConcurrent: 1)
-        try jobQueue.add(Job { _ in }, id: 1)
+        try jobQueue.add(Job<Void> { _ in }, id: 1)
         #expect(throws: JobQueue<Int>.Error.duplicateID(1)) { try jobQueue.add(.empty, id: 1) }
         jobQueue.cancelAll()
         await recorder.waitForDrains(1)
