@@ -1,3 +1,5 @@
+import Foundation
+
 /// How long `retry` waits before each new attempt.
 public enum Backoff: Sendable, Equatable {
     /// Retry at once.
@@ -21,7 +23,7 @@ public enum Backoff: Sendable, Equatable {
         case .constant(let delay):
             return delay
         case .exponential(let initial, let multiplier, let maximum, let jitter):
-            let growth = pow(multiplier, Double(max(retry - 1, 0)))
+            let growth = Foundation.pow(multiplier, retry > 1 ? Double(retry - 1) : 0)
             let base = min(seconds(initial) * growth, seconds(maximum))
             let spread = min(max(jitter, 0), 1) * (2 * min(max(unitRandom, 0), 1) - 1)
             return .saturating(seconds: min(base * (1 + spread), seconds(maximum)))
@@ -31,15 +33,6 @@ public enum Backoff: Sendable, Equatable {
     private func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
-    private func pow(_ base: Double, _ exponent: Double) -> Double {
-        var result = 1.0
-        for _ in 0..<Int(exponent) {
-            result *= base
-            if result.isInfinite { break }
-        }
-        return result
     }
 }
 

@@ -83,10 +83,14 @@ struct RunStateMachine<Value: Sendable> {
         phase = newPhase
         let state = self.state
         let observers = self.observers
+        let forward = self.forward
         if state.isFinal {
+            // Nothing a final run holds may reach another run: a chain of runs a million long would
+            // otherwise be released recursively.
             self.observers = []
             delegateObserver = nil
             composite = nil
+            self.forward = nil
         }
         guard !observers.isEmpty || reporter != nil || trace != nil || forward != nil else { return nil }
         return Notice(

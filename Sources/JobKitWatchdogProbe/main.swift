@@ -3,6 +3,11 @@
 //   JobKitWatchdogProbe THRESHOLD_MS RUN_MS serve   services it with dispatchMain(): it must stay quiet
 //   JobKitWatchdogProbe threads   runs 600 jobs, 8 at once, and prints `threads before=N peak=M cores=C`:
 //                                 a thread count measured alone, undisturbed by other tests
+//   JobKitWatchdogProbe timeouts N   completes N runs of `.just(1).timeout(.seconds(3600))`, 1,000 at a
+//                                 time, and prints `rss before=KB after=KB`: finished timers must
+//                                 release what they hold at once, not in an hour
+//   JobKitWatchdogProbe twice N   N runs whose bodies complete twice, no diagnostics handler: prints
+//                                 `misuses count=N`; standard error must carry one line, not N
 import Dispatch
 import Foundation
 import JobKit
@@ -22,6 +27,51 @@ func threadCount() -> Int {
         return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
     return 0
+}
+
+/// This process's resident memory in KB, from `/proc/self/status` (0 where there is none).
+func residentKilobytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.dropFirst("VmRSS:".count).split(whereSeparator: \.isWhitespace).first ?? "") ?? 0
+    }
+    return 0
+}
+
+if arguments.first == "timeouts" {
+    let total = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
+    let results = DispatchQueue(label: "probe")
+    func runBatch(_ count: Int) {
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            Job<Int>.just(1).timeout(.seconds(3600)).perform(resultQueue: results) { _ in group.leave() }
+        }
+        group.wait()
+    }
+    runBatch(1_000)  // warm up: the thread pool, the allocator, the code
+    let before = residentKilobytes()
+    for _ in 0..<(total / 1_000) { runBatch(1_000) }
+    // Let GCD finish releasing the last cancelled timers.
+    DispatchQueue.global().sync(flags: .barrier) {}
+    usleep(200_000)
+    print("rss before=\(before) after=\(residentKilobytes())")
+    exit(0)
+}
+
+if arguments.first == "twice" {
+    let total = arguments.dropFirst().first.flatMap(Int.init) ?? 1_000
+    let group = DispatchGroup()
+    for _ in 0..<total {
+        group.enter()
+        Job<Int> { controller in
+            controller.finish(1)
+            controller.finish(2)
+        }.perform(resultQueue: DispatchQueue(label: "probe")) { _ in group.leave() }
+    }
+    group.wait()
+    print("misuses count=\(JobDiagnostics.eventCount)")
+    exit(0)
 }
 
 if arguments.first == "threads" {

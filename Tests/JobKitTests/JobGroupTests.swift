@@ -180,11 +180,7 @@ import Testing
     /// Counted in a child process of its own: other tests running at once would disturb the count.
     @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() throws {
         let output = try runProduct("JobKitWatchdogProbe", arguments: ["threads"])
-        let fields = Dictionary(
-            uniqueKeysWithValues: output.stdout.split(whereSeparator: \.isWhitespace).compactMap { field in
-                let parts = field.split(separator: "=")
-                return parts.count == 2 ? (String(parts[0]), Int(parts[1]) ?? 0) : nil
-            })
+        let fields = keyValues(output.stdout)
         guard let before = fields["before"], let peak = fields["peak"], let cores = fields["cores"], before > 0 else {
             Issue.record("no thread count: \(output.stdout) \(output.stderr)")
             return

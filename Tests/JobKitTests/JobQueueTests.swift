@@ -155,4 +155,85 @@ import Testing
         #expect(states.last == .cancelled)
         #expect(recorder.states.current.count == 1)
     }
+
+    @Test func jobsOfAnyValueTypeDeliverTheirOwnResults() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 2)
+        let results = Locked<[Int: String]>([:])
+        try jobQueue.add(Job<Int>.just(42), id: 1) { result in
+            results.withLock { $0[1] = "\((try? result.get()).map(String.init) ?? "error")" }
+        }
+        try jobQueue.add(Job<String>.failure(TestError(id: 2)), id: 2) { result in
+            results.withLock { $0[2] = "\(result.failureError.map { "\($0)" } ?? "value")" }
+        }
+        try jobQueue.add(Job<[String]>.just(["a"]), id: 3)
+        await jobQueue.waitUntilIdle()
+        recorder.queue.sync {}
+        #expect(results.current == [1: "42", 2: "TestError(id: 2)"])
+        #expect(recorder.states.current[2]?.last == .failed)
+        #expect(jobQueue.finishedCount == 3)
+    }
+
+    @Test func pausedQueuesStartNothingUntilResumed() async throws {
+        let recorder = Recorder()
+        let jobQueue = recorder.makeQueue(maxConcurrent: 3)
+        jobQueue.pause()
+        #expect(jobQueue.isPaused)
+        for id in 0..<5 { try jobQueue.add(.empty, id: id) }
+        #expect(jobQueue.pending == [0, 1, 2, 3, 4])
+        #expect(jobQueue.running.isEmpty)
+        jobQueue.resume()
+        await jobQueue.waitUntilIdle()
+        #expect(jobQueue.pending.isEmpty && jobQueue.running.isEmpty)
+        #expect(jobQueue.finishedCount == 5)
+    }
+
+    @Test func waitUntilIdleReturnsAtOnceWhenIdleAndWhenItsTaskIsCancelled() async throws {
+        let jobQueue = JobQueue<Int>(maxConcurrent: 1, resultQueue: resultQueue)
+        await jobQueue.waitUntilIdle()
+        try jobQueue.add(Job<Void> { _ in }, id: 1)  // never finishes
+        let waiter = Task { await jobQueue.waitUntilIdle() }
+        waiter.cancel()
+        await waiter.value
+        #expect(jobQueue.running == [1])
+        jobQueue.handle(for: 1)?.cancel()
+        await jobQueue.waitUntilIdle()
+        #expect(jobQueue.handle(for: 1) == nil)
+    }
+
+    @Test func handlesOfQueuedJobsCancelAndReportErrors() async throws {
+        let jobQueue = JobQueue<String>(maxConcurrent: 1, resultQueue: resultQueue)
+        try jobQueue.add(Job<Void> { _ in }, id: "first")
+        try jobQueue.add(Job<Void>.empty, id: "second")
+        let handle = try #require(jobQueue.handle(for: "second"))
+        #expect(handle.state == .pending)
+        handle.cancel()
+        #expect(handle.error as? JobError == .cancelled)
+        #expect(jobQueue.pending.isEmpty)
+        jobQueue.cancelAll()
+        await jobQueue.waitUntilIdle()
+        #expect(jobQueue.finished == ["first", "second"])
+    }
+
+    @Test func aHundredThousandJobsPassWithABoundedHistory() async throws {
+        let jobQueue = JobQueue<Int>(maxConcurrent: 8, resultQueue: resultQueue, finishedHistoryLimit: 10)
+        for id in 0..<100_000 { try jobQueue.add(.empty, id: id) }
+        await jobQueue.waitUntilIdle()
+        #expect(jobQueue.finishedCount == 100_000)
+        #expect(jobQueue.finished.count == 10)
+    }
+
+    @Test func widthsBelowOneCountAsOne() async throws {
+        let meter = InFlightMeter()
+        let jobQueue = JobQueue<Int>(maxConcurrent: 0, resultQueue: resultQueue)
+        #expect(jobQueue.maxConcurrent == 1)
+        jobQueue.setMaxConcurrent(Int.min)
+        #expect(jobQueue.maxConcurrent == 1)
+        for id in 0..<10 { try jobQueue.add(timed(meter), id: id) }
+        await jobQueue.waitUntilIdle()
+        #expect(meter.peak == 1)
+        jobQueue.setMaxConcurrent(.max)
+        for id in 0..<10 { try jobQueue.add(timed(meter), id: id) }
+        await jobQueue.waitUntilIdle()
+    }
 }

@@ -100,3 +100,33 @@ func isOrderedSubsequence<Element: Equatable>(_ part: [Element], of whole: [Elem
     }
     return true
 }
+
+/// A run's outcome, awaited after the run was started.
+final class OutcomeBox<Value: Sendable>: Sendable {
+    private let state = Locked<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Void, Never>?)>(
+        (nil, nil))
+
+    func set(_ result: Result<Value, any Error>) {
+        state.withLock {
+            $0.result = result; $0.waiter?.resume(); $0.waiter = nil
+        }
+    }
+
+    var result: Result<Value, any Error> {
+        get async {
+            await withCheckedContinuation { continuation in
+                state.withLock { if $0.result != nil { continuation.resume() } else { $0.waiter = continuation } }
+            }
+            return state.current.result!
+        }
+    }
+}
+
+extension Job {
+    /// Starts a run; returns its handle at once, and its outcome to await.
+    func started(on queue: DispatchQueue = .global()) -> (handle: JobHandle, outcome: OutcomeBox<Value>) {
+        let box = OutcomeBox<Value>()
+        let handle = perform(on: queue, resultQueue: resultQueue) { box.set($0) }
+        return (handle, box)
+    }
+}

@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import JobKit
+
+/// Counts the live instances of something, and the most that were ever alive at once.
+final class LiveCounter: Sendable {
+    private let counts = Locked((live: 0, peak: 0, made: 0))
+
+    /// An object that counts as live until it is released.
+    final class Token: Sendable {
+        let counter: LiveCounter
+        init(_ counter: LiveCounter) {
+            self.counter = counter
+            counter.counts.withLock {
+                $0.live += 1; $0.made += 1; $0.peak = max($0.peak, $0.live)
+            }
+        }
+        deinit { counter.counts.withLock { $0.live -= 1 } }
+    }
+
+    func make() -> Token { Token(self) }
+    var live: Int { counts.current.live }
+    var peak: Int { counts.current.peak }
+    var made: Int { counts.current.made }
+}
+
+@Suite struct CompletionTrampolineTests {
+    static let depth = 1_000_000
+
+    /// A paging loop written the ordinary way: each level makes the next with `then`.
+    func page(_ level: Int, to depth: Int, counter: LiveCounter) -> Job<Int> {
+        let token = counter.make()
+        return Job.just(level).then { level in
+            withExtendedLifetime(token) {}
+            return level == depth ? .just(level) : page(level + 1, to: depth, counter: counter)
+        }
+    }
+
+    @Test func aMillionLevelRecursiveThenRunsAndHoldsOneLevelAtATime() async throws {
+        let counter = LiveCounter()
+        let value = try await page(1, to: Self.depth, counter: counter).outcome().get()
+        #expect(value == Self.depth)
+        #expect(counter.made == Self.depth)
+        // Finished levels are released as the loop goes: memory follows the live path, not the depth.
+        #expect(counter.peak < 100, "peak live levels \(counter.peak)")
+    }
+
+    func attempt(_ number: Int, succeedingAt last: Int, counter: LiveCounter) -> Job<Int> {
+        let token = counter.make()
+        let job: Job<Int> = number == last ? .just(number) : .failure(TestError(id: number))
+        return job.recover { _ in
+            withExtendedLifetime(token) {}
+            return attempt(number + 1, succeedingAt: last, counter: counter)
+        }
+    }
+
+    @Test func aMillionLevelRecursiveRecoverRunsAndHoldsOneLevelAtATime() async throws {
+        let counter = LiveCounter()
+        let value = try await attempt(1, succeedingAt: Self.depth, counter: counter).outcome().get()
+        #expect(value == Self.depth)
+        #expect(counter.peak < 100, "peak live levels \(counter.peak)")
+    }
+
+    /// Not a tail call (a `map` follows each level), so every level stays a child run: completions
+    /// cascade a hundred thousand levels up — iteratively, not in as many stack frames.
+    func nested(_ level: Int, to depth: Int) -> Job<Int> {
+        Job.just(level).then { level in level == depth ? .just(0) : nested(level + 1, to: depth) }.map { $0 + 1 }
+    }
+
+    @Test func aDeepNonTailRecursionCompletesWithoutGrowingTheStack() async throws {
+        let depth = 100_000
+        #expect(try await nested(1, to: depth).outcome().get() == depth)
+    }
+
+    @Test func cancellingADeepNonTailRecursionUnwindsEveryLevel() async throws {
+        let depth = 50_000
+        let reached = Locked(0)
+        let cancelled = Locked(0)
+        @Sendable func level(_ number: Int) -> Job<Int> {
+            Job.just(number).then { number -> Job<Int> in
+                guard number < depth else {
+                    return Job { controller in
+                        controller.onCancel { cancelled.withLock { $0 += 1 } }
+                        reached.withLock { $0 = number }
+                    }
+                }
+                return level(number + 1)
+            }.map { $0 }
+        }
+        let handle = Locked<JobHandle?>(nil)
+        let outcome = Task { () -> Result<Int, any Error> in
+            await withCheckedContinuation { continuation in
+                handle.withLock {
+                    $0 = level(1).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
+                }
+            }
+        }
+        while reached.current < depth { try await Task.sleep(for: .milliseconds(5)) }
+        handle.current?.cancel()
+        #expect(isCancelled(await outcome.value))
+        #expect(cancelled.current == 1, "the innermost body's onCancel ran once")
+    }
+
+    @Test func aCompletionInsideACompletionRunsAfterItInOrder() {
+        var order: [String] = []
+        CompletionTrampoline.deliver("outer") { value in
+            order.append(value + " start")
+            CompletionTrampoline.deliver("inner 1") { order.append($0) }
+            CompletionTrampoline.deliver("inner 2") { value in
+                order.append(value)
+                CompletionTrampoline.deliver("innermost") { order.append($0) }
+            }
+            order.append(value + " end")
+        }
+        #expect(order == ["outer start", "outer end", "inner 1", "inner 2", "innermost"])
+        #expect(!CompletionTrampoline.isDraining)
+    }
+}
