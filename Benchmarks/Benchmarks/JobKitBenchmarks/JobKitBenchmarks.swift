@@ -130,6 +130,28 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(.custom("efficiency ‰"), efficiencyPerMille(since: start))
     }
 
+    // MARK: JobQueue: the cost per job must not grow with the queue (10k vs 100k, within 1.3×)
+
+    let queueConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .custom("ns per job", polarity: .prefersSmaller, useScalingFactor: false)],
+        warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 10)
+    for count in [10_000, 100_000] {
+        Benchmark("JobQueue \(count / 1_000)k no-op jobs, 8 at once", configuration: queueConfiguration) { benchmark in
+            let jobQueue = JobQueue<Int>(maxConcurrent: 8, resultQueue: DispatchQueue(label: "results"))
+            let noop = Job<Void> { $0.finish() }
+            let done = DispatchSemaphore(value: 0)
+            let start = DispatchTime.now()
+            for id in 0..<count { try? jobQueue.add(noop, id: id) }
+            Task {
+                await jobQueue.waitUntilIdle()
+                done.signal()
+            }
+            done.wait()
+            let elapsed = DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds
+            benchmark.measurement(.custom("ns per job"), Int(elapsed) / count)
+        }
+    }
+
     // MARK: Memory held by a pending job
     //
     // Heap bytes allocated while 100,000 jobs are made and queued behind a blocked slot (measured
