@@ -22,7 +22,13 @@ let package = Package(
             ],
             path: "Benchmarks/JobKitBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        // One workload per run, for `instructions.sh` to count with callgrind.
+        .executableTarget(
+            name: "JobKitInstructions",
+            dependencies: [.product(name: "JobKit", package: jobKitPackage)],
+            path: "Benchmarks/JobKitInstructions"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

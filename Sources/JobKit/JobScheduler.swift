@@ -95,8 +95,11 @@ extension Duration {
 
 extension DispatchTime {
     /// This time plus `delay`, saturated to `distantFuture`; a negative delay counts as zero.
+    ///
+    /// GCD reads a deadline at or above 2⁶³ ns as a wall-clock time (one in the past: it would fire at
+    /// once), so anything from 2⁶² ns (146 years of uptime) on is `distantFuture`.
     func adding(_ delay: Duration) -> DispatchTime {
         let (deadline, overflow) = uptimeNanoseconds.addingReportingOverflow(delay.saturatingNanoseconds)
-        return overflow || deadline == .max ? .distantFuture : DispatchTime(uptimeNanoseconds: deadline)
+        return overflow || deadline >= 1 << 62 ? .distantFuture : DispatchTime(uptimeNanoseconds: deadline)
     }
 }

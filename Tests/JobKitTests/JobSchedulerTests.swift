@@ -49,7 +49,7 @@ import Testing
         let action = DispatchScheduler().schedule(after: delay) { fired.withLock { $0 = true } }
         action.cancel()
         #expect(!fired.current)
-        #expect(DispatchTime.now().adding(delay) == .distantFuture || delay < .seconds(1e12))
+        #expect(DispatchTime.now().adding(delay) == .distantFuture)
         let (handle, outcome) = Job<Int>.just(1).timeout(delay).started()
         #expect(try await outcome.result.get() == 1)
         #expect(handle.state == .finished)
