@@ -24,7 +24,9 @@ let package = Package(
         .target(
             name: "JobKitServer",
             dependencies: [
+                "JobKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .executableTarget(

@@ -9,12 +9,12 @@ struct DownloadRoutes {
 
     let directory: URL
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("downloads/:name") { request, context in
+    func register(on router: Router<BasicRequestContext>, routes: RouteTable) {
+        router.route("downloads/:name", .get, routes: routes) { request, context in
             let name = try context.parameters.require("name")
             let file = directory.appendingPathComponent(name)
             guard MediaRoutes.isValid(name), let data = try? Data(contentsOf: file) else {
-                return try Response.error(.notFound, "no such file")
+                return Response.error(.notFound, "no such file")
             }
             let pause = max(0, min(request.uri.queryParameters.get("chunk-ms", as: Int.self) ?? 0, 10_000))
             return Response(
