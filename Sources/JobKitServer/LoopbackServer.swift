@@ -101,7 +101,7 @@ public final class LoopbackServer: Sendable {
         logger.logLevel = .critical
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ContinueHandler()], idleTimeout: .seconds(60),
+            additionalChannelHandlers: [ConnectionRulesHandler()], idleTimeout: .seconds(60),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: 16 << 10, maxHeaderListSize: 64 << 10, maxHeaderFieldCount: 200))
         let app = Application(

@@ -17,6 +17,38 @@ import Testing
         }
     }
 
+    @Test func unparsableRequestsAre400WithAnErrorBody() async throws {
+        try await withServer { server, _ in
+            let port = server.port
+            let answer = try await blocking {
+                let socket = try RawSocket(port: port)
+                defer { socket.close() }
+                _ = socket.send(
+                    "GET /feed HTTP/1.1\r\nHost: x\r\nX-Long: \(String(repeating: "a", count: 100_000))\r\n\r\n")
+                return String(decoding: socket.receive().bytes, as: UTF8.self)
+            }
+            #expect(answer.hasPrefix("HTTP/1.1 400"))
+            #expect(answer.hasSuffix(#"{"error":"malformed HTTP request"}"#), "\(answer)")
+        }
+    }
+
+    @Test func anUploadPastTheLimitClosesTheConnectionInsteadOfReadingOn() async throws {
+        try await withServer(maxUploadBytes: 1024) { server, _ in
+            let port = server.port
+            let answer = try await blocking {
+                let socket = try RawSocket(port: port)
+                defer { socket.close() }
+                _ = socket.send("PUT /media/big.bin HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                let chunk = String(repeating: "z", count: 4096)
+                _ = socket.send("1000\r\n\(chunk)\r\n")
+                // No final chunk is sent: only the server closing the connection ends this read.
+                return socket.receive()
+            }
+            let text = String(decoding: answer.bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 413") && !answer.timedOut, "\(text)")
+        }
+    }
+
     @Test func wrongMethodsAre405WithAllow() async throws {
         try await withServer { server, _ in
             let posts = try await request(server, "posts", method: "DELETE")

@@ -82,3 +82,11 @@ func residentMemory() -> Int? {
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
     return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
 }
+
+/// Runs blocking socket code on a Dispatch thread, never on one of Swift concurrency's few threads: the
+/// in-process server answers on those, and a test blocked in `recv` there could starve it.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}

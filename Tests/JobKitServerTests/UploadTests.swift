@@ -102,15 +102,18 @@ import Testing
 
     @Test func expect100ContinueIsAnsweredBeforeTheBody() async throws {
         try await withServer { server, root in
-            let socket = try RawSocket(port: server.port)
-            defer { socket.close() }
-            let head =
-                "PUT /media/c.bin HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
-            #expect(socket.send(head))
-            let interim = String(decoding: socket.receive(until: "\r\n\r\n").bytes, as: UTF8.self)
+            let port = server.port
+            let (interim, final) = try await blocking {
+                let socket = try RawSocket(port: port)
+                defer { socket.close() }
+                let head =
+                    "PUT /media/c.bin HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+                _ = socket.send(head)
+                let interim = String(decoding: socket.receive(until: "\r\n\r\n").bytes, as: UTF8.self)
+                _ = socket.send("hello")
+                return (interim, String(decoding: socket.receive(until: "}").bytes, as: UTF8.self))
+            }
             #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(interim)")
-            #expect(socket.send("hello"))
-            let final = String(decoding: socket.receive(until: "}").bytes, as: UTF8.self)
             #expect(final.hasPrefix("HTTP/1.1 201"), "\(final)")
             #expect(try Data(contentsOf: root.appendingPathComponent("media/c.bin")) == Data("hello".utf8))
         }
