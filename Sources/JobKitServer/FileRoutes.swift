@@ -24,6 +24,7 @@ struct FileRoutes {
 
     let directory: URL
     let fileIO = FileIO()
+    let cache = FileCache()
 
     func register(on router: Router<BasicRequestContext>, routes: RouteTable) {
         router.route("files/**", .get, routes: routes) { request, context in
@@ -56,7 +57,7 @@ struct FileRoutes {
         switch ByteRanges.evaluate(range, length: info.size) {
         case .whole:
             headers[.contentLength] = String(info.size)
-            return Response(status: .ok, headers: headers, body: try await body(path, 0..<info.size, context))
+            return Response(status: .ok, headers: headers, body: try await body(path, info, 0..<info.size, context))
         case .unsatisfiable:
             return .error(
                 .rangeNotSatisfiable, "range not satisfiable: the file has \(info.size) bytes",
@@ -66,13 +67,15 @@ struct FileRoutes {
             headers[.contentRange] = "bytes \(only.lowerBound)-\(only.upperBound)/\(info.size)"
             headers[.contentLength] = String(only.count)
             let range = only.lowerBound..<(only.upperBound + 1)
-            return Response(status: .partialContent, headers: headers, body: try await body(path, range, context))
+            return Response(
+                status: .partialContent, headers: headers, body: try await body(path, info, range, context))
         case .partial(let ranges):
             guard ranges.reduce(0, { $0 + $1.count }) <= Self.maximumMultipartBytes,
                 let multipart = Self.multipart(path, ranges: ranges, size: info.size, type: headers[.contentType])
             else {
                 headers[.contentLength] = String(info.size)
-                return Response(status: .ok, headers: headers, body: try await body(path, 0..<info.size, context))
+                return Response(
+                    status: .ok, headers: headers, body: try await body(path, info, 0..<info.size, context))
             }
             headers[.contentType] = "multipart/byteranges; boundary=\(multipart.boundary)"
             headers[.contentLength] = String(multipart.body.readableBytes)
@@ -80,11 +83,17 @@ struct FileRoutes {
         }
     }
 
-    /// The bytes `range` of the file, read in chunks as they are sent.
-    private func body(_ path: String, _ range: Range<Int>, _ context: BasicRequestContext) async throws
-        -> ResponseBody
+    /// The bytes `range` of the file: a slice of its cached contents when it is small, else read in chunks as
+    /// they are sent.
+    private func body(_ path: String, _ info: FileInfo, _ range: Range<Int>, _ context: BasicRequestContext)
+        async throws -> ResponseBody
     {
         guard !range.isEmpty else { return ResponseBody() }
+        if let contents = cache.contents(of: path, info),
+            let slice = contents.getSlice(at: contents.readerIndex + range.lowerBound, length: range.count)
+        {
+            return ResponseBody(byteBuffer: slice)
+        }
         do {
             return try await fileIO.loadFile(
                 path: path, range: range.lowerBound...(range.upperBound - 1), context: context,

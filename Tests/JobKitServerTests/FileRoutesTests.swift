@@ -81,6 +81,39 @@ import Testing
         }
     }
 
+    @Test func aChangedFileIsServedAnewWithANewETag() async throws {
+        let root = temporaryRoot()
+        let file = root.appendingPathComponent("files/changing.txt")
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("first".utf8).write(to: file)
+        try await withServer(root: root) { server, _ in
+            let first = try await request(server, "files/changing.txt")
+            try Data("second, longer".utf8).write(to: file)
+            let second = try await request(server, "files/changing.txt")
+            #expect(first.body == Data("first".utf8) && second.body == Data("second, longer".utf8))
+            #expect(first.headers["etag"] != second.headers["etag"])
+            let stale = try await request(
+                server, "files/changing.txt", headers: ["Range": "bytes=0-1", "If-Range": first.headers["etag"] ?? ""])
+            #expect(stale.status == 200 && stale.body == Data("second, longer".utf8))
+        }
+    }
+
+    @Test func filesLargerThanTheCacheAreStreamedWithRanges() async throws {
+        let root = temporaryRoot()
+        let file = root.appendingPathComponent("files/large.bin")
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let large = Data((0..<(FileCache.maximumFileBytes + 1000)).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try large.write(to: file)
+        try await withServer(root: root) { server, _ in
+            let whole = try await request(server, "files/large.bin")
+            #expect(whole.status == 200 && whole.body == large)
+            let tail = try await request(server, "files/large.bin", headers: ["Range": "bytes=-1500"])
+            #expect(tail.status == 206 && tail.body == large.suffix(1500))
+        }
+    }
+
     @Test func traversalAndFoldersAreNotFound() async throws {
         try await withFile { server in
             for path in ["files/sub", "files/../posts.jsonl", "files/sub/.hidden", "files/%2e%2e/posts.jsonl"] {
