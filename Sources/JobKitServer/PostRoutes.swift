@@ -18,6 +18,8 @@ actor PostStore {
     private var posts: [Post]
     /// The log's length: a failed append is cut back to it, so the log never keeps half a line.
     private var length: Int
+    /// The largest id so far (0 before the first post); the next post gets the one after it.
+    private var largestID: Int
 
     private init(path: String, descriptor: Int32, mediaDirectory: URL, posts: [Post], length: Int) {
         self.path = path
@@ -25,6 +27,7 @@ actor PostStore {
         self.mediaDirectory = mediaDirectory
         self.posts = posts
         self.length = length
+        self.largestID = posts.map(\.id).max() ?? 0
     }
 
     deinit {
@@ -89,7 +92,10 @@ actor PostStore {
                 || !FileManager.default.fileExists(atPath: mediaDirectory.appendingPathComponent(id).path)
         }
         guard unknown.isEmpty else { throw .unknownMedia(unknown) }
-        let post = Post(id: (posts.last?.id ?? 0) + 1, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
+        // The next id follows the largest so far; a log (edited by hand) that already holds `Int.max` is full.
+        let (id, full) = largestID.addingReportingOverflow(1)
+        guard !full else { throw .disk("cannot add a post to \(path): its ids are exhausted") }
+        let post = Post(id: id, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
         guard let line = try? PostLog.line(for: post) else { throw .disk("cannot encode the post") }
         let failure: Int32? = line.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { return nil }
@@ -111,6 +117,7 @@ actor PostStore {
             throw .disk("cannot append to \(path): \(LoopbackServerError.systemReason(failure))")
         }
         length += line.count
+        largestID = id
         posts.append(post)
         return post
     }

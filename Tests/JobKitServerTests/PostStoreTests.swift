@@ -61,6 +61,19 @@ import Testing
         }
     }
 
+    @Test func aLogWhoseIdsAreExhaustedRefusesPostsWithoutATrap() async throws {
+        let root = temporaryRoot()
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data(
+            (#"{"createdAt":"2026-11-23T05:36:58Z","id":\#(Int.max),"mediaIDs":[],"text":"last"}"# + "\n").utf8
+        ).write(to: root.appendingPathComponent("posts.jsonl"))
+        try await withServer(root: root) { server, _ in
+            let answer = try await postRequest(server, text: "one more")
+            #expect(answer.status == 500 && answer.errorMessage?.contains("exhausted") == true)
+            #expect(try await request(server, "posts").status == 200)
+        }
+    }
+
     @Test func postsOfTheFormerJSONArrayAreImported() async throws {
         let root = temporaryRoot()
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
