@@ -108,6 +108,17 @@ final class ServeProcess {
         #expect(output.stderr.split(separator: "\n").count == 1, "\(output.stderr)")
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aCorruptPostsLogIsOneErrorLineNamingFileAndLine() throws {
+        let root = newRoot()
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let log = root.appendingPathComponent("posts.jsonl")
+        try Data("garbage\n".utf8).write(to: log)
+        let output = try runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", root.path])
+        #expect(output.status == 1)
+        #expect(output.stderr == "error: cannot read \(log.path): line 1 is not a post\n")
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: [SIGINT, SIGTERM])
     func signalsStopTheServerGracefullyWithExitCode0(signal: Int32) throws {
         let server = try ServeProcess(root: newRoot())
