@@ -11,12 +11,13 @@ import NIOCore
 /// Small files served recently, in memory, so that a popular file is sent from one shared buffer instead of
 /// being read from disk for every request.
 ///
-/// Bounded: files up to `maximumFileBytes`, at most `maximumTotalBytes` in all; past that the least recently
-/// used go first. An entry is used only while `stat` still gives the size and modification time it was read
+/// Bounded: files up to `maximumFileBytes`, at most `maximumTotalBytes` and `maximumEntryCount` files in all;
+/// past that the least recently used go first. An entry is used only while `stat` still gives the size and modification time it was read
 /// with (the same values as the `ETag`), so a changed file is read again.
 final class FileCache: Sendable {
     static let maximumFileBytes = 4 << 20
     static let maximumTotalBytes = 32 << 20
+    static let maximumEntryCount = 256
 
     private struct Entry: Sendable {
         var info: FileInfo
@@ -39,7 +40,8 @@ final class FileCache: Sendable {
 
         mutating func insert(_ path: String, _ info: FileInfo, _ contents: ByteBuffer) {
             if let old = entries.removeValue(forKey: path) { totalBytes -= old.contents.readableBytes }
-            while totalBytes + contents.readableBytes > FileCache.maximumTotalBytes,
+            while totalBytes + contents.readableBytes > FileCache.maximumTotalBytes
+                || entries.count >= FileCache.maximumEntryCount,
                 let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })
             {
                 entries.removeValue(forKey: oldest.key)
@@ -52,6 +54,11 @@ final class FileCache: Sendable {
     }
 
     private let state = LockedBox<State>.make(State())
+
+    /// How many files and bytes it holds now.
+    var usage: (files: Int, bytes: Int) {
+        state.withLock { ($0.entries.count, $0.totalBytes) }
+    }
 
     /// The contents of the file at `path`, whose `stat` gave `info`: from memory, or read now (and kept). Nil
     /// when the file is too large to keep, cannot be read, or changed while it was read.
