@@ -16,6 +16,8 @@ let package = Package(
         // The `Hummingbird` product only (not HummingbirdTesting, which would build async-http-client).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Already in the graph through Hummingbird: NIOHTTPTypes names the HTTP parts a channel handler sees.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         .target(name: "JobKit"),
@@ -24,7 +26,10 @@ let package = Package(
         .target(
             name: "JobKitServer",
             dependencies: [
+                "JobKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .executableTarget(

@@ -5,14 +5,14 @@ import Hummingbird
 struct CatalogRoutes {
     static let productCount = 100
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("products/:id") { _, context in
+    func register(on router: Router<BasicRequestContext>, routes: RouteTable) {
+        router.route("products/:id", .get, routes: routes) { _, context in
             guard let id = context.parameters.get("id", as: Int.self), (1...Self.productCount).contains(id) else {
-                return try Response.error(.notFound, "no such product")
+                return Response.error(.notFound, "no such product")
             }
             return try Response.json(Product(id: id, name: "Product \(id)", price: Double(id) * 1.25))
         }
-        router.get("feed") { request, _ in
+        router.route("feed", .get, routes: routes) { request, _ in
             let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 10
             let results = (1...max(1, min(limit, 100))).map { index in
                 MusicFeed.Music(

@@ -1,17 +1,22 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
 
 /// The HTTP server the demos and tests talk to: the seeds' backends on a loopback address.
 ///
-/// - `GET /files/...`: files under `root/files`, with `Range` and `Content-Length`;
+/// - `GET /files/...`: files under `root/files`, with RFC 9110 ranges, `ETag`, `Last-Modified`, `If-Range`;
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
-/// - `PUT /media/{name}`, `POST /media`: uploads stored under `root/media`;
-/// - `POST /posts`, `GET /posts`: posts kept in `root/posts.json`, so a restart loses nothing;
+/// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;
+/// - `POST /posts`, `GET /posts`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
+///   no acknowledged post;
 /// - `GET /products/{id}` (seed 003) and `GET /feed` (seed 004);
 /// - fault injection for every route (`FaultPlan`, `FaultController`).
+///
+/// Every answer that is not 2xx has the body `{"error": "…"}`: 404 for an unknown path, 405 with `Allow`
+/// for a known path and another method. No request can stop the process.
 ///
 /// ```swift
 /// let server = try await LoopbackServer.start(.init(root: directory))   // port 0: an ephemeral port
@@ -26,19 +31,26 @@ public final class LoopbackServer: Sendable {
         public var host: String
         /// 0 picks a free ephemeral port.
         public var port: Int
-        /// Larger uploads are refused with 413.
+        /// Larger uploads are refused with 413, as soon as the limit is passed (the body is streamed to disk).
         public var maxUploadBytes: Int
+        /// Larger `POST /posts` bodies are refused with 413.
+        public var maxPostBytes: Int
         public var faults: FaultPlan
+        /// SIGINT and SIGTERM stop the server gracefully (for `jobkit serve`); the process's own handling
+        /// of those signals is replaced while the server runs.
+        public var stopsOnSignals: Bool
 
         public init(
             root: URL, host: String = "127.0.0.1", port: Int = 0, maxUploadBytes: Int = 64 << 20,
-            faults: FaultPlan = FaultPlan()
+            maxPostBytes: Int = 64 << 10, faults: FaultPlan = FaultPlan(), stopsOnSignals: Bool = false
         ) {
             self.root = root
             self.host = host
             self.port = port
             self.maxUploadBytes = maxUploadBytes
+            self.maxPostBytes = maxPostBytes
             self.faults = faults
+            self.stopsOnSignals = stopsOnSignals
         }
     }
 
@@ -51,33 +63,49 @@ public final class LoopbackServer: Sendable {
     private let services: ServiceGroup
     private let task: Task<Void, any Error>
 
-    private init(port: Int, host: String, faults: FaultController, services: ServiceGroup, task: Task<Void, any Error>)
-    {
+    private init(
+        port: Int, baseURL: URL, faults: FaultController, services: ServiceGroup, task: Task<Void, any Error>
+    ) {
         self.port = port
-        self.baseURL = URL(string: "http://\(host):\(port)/")!
+        self.baseURL = baseURL
         self.faults = faults
         self.services = services
         self.task = task
     }
 
     /// Starts the server and returns once it listens.
+    ///
+    /// - Throws: `LoopbackServerError.cannotListen` (with the system's reason) when the address cannot be
+    ///   bound, `.cannotOpenRoot` when the root's folders cannot be created, `.corruptPosts` when the posts
+    ///   log cannot be read.
     public static func start(_ configuration: Configuration) async throws -> LoopbackServer {
         let directories = try Directories(root: configuration.root)
         let faults = FaultController(plan: configuration.faults)
-        let posts = try PostStore(file: directories.posts, mediaDirectory: directories.media)
-        let router = Router(context: BasicRequestContext.self)
+        let posts = try PostStore.load(
+            log: directories.posts, legacy: directories.legacyPosts, media: directories.media)
+        MediaRoutes.removeAbandonedUploads(in: directories.media)
+        // Middleware applies to the routes added after it, so the error middleware gets the table first and
+        // reads it (complete by then) when a request finds no route.
+        let routes = RouteTable()
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: FaultMiddleware(faults: faults))
-        var logger = Logger(label: "jobkit.server")
-        logger.logLevel = .warning
-        router.add(middleware: FileMiddleware(directories.files.path, urlBasePath: "/files", logger: logger))
-        MediaRoutes(directory: directories.media, maxBytes: configuration.maxUploadBytes).register(on: router)
-        PostRoutes(store: posts).register(on: router)
-        DownloadRoutes(directory: directories.media).register(on: router)
-        CatalogRoutes().register(on: router)
+        FileRoutes(directory: directories.files).register(on: router, routes: routes)
+        MediaRoutes(directory: directories.media, maxBytes: configuration.maxUploadBytes).register(
+            on: router, routes: routes)
+        PostRoutes(store: posts, maxBytes: configuration.maxPostBytes).register(on: router, routes: routes)
+        DownloadRoutes(directory: directories.media).register(on: router, routes: routes)
+        CatalogRoutes().register(on: router, routes: routes)
 
+        var logger = Logger(label: "jobkit.server")
+        logger.logLevel = .critical
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionRulesHandler()], idleTimeout: .seconds(60),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: 16 << 10, maxHeaderListSize: 64 << 10, maxHeaderFieldCount: 200))
         let app = Application(
-            router: router,
+            router: router, server: .http1(configuration: http),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "JobKit"),
             onServerRunning: { channel in
@@ -85,18 +113,31 @@ public final class LoopbackServer: Sendable {
                 portContinuation.finish()
             },
             logger: logger)
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let task = Task { try await services.run() }
+        let services = ServiceGroup(
+            configuration: .init(
+                services: [app], gracefulShutdownSignals: configuration.stopsOnSignals ? [.sigterm, .sigint] : [],
+                logger: logger))
+        let task = Task {
+            // However the group ends (a bind failure, say), the port stream ends with it: `start` never hangs.
+            defer { portContinuation.finish() }
+            try await services.run()
+        }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
-            // The server ended before it listened: report why (a port in use, say).
-            try await task.value
-            throw CancellationError()
+            do {
+                try await task.value
+            } catch {
+                throw LoopbackServerError.cannotListen(
+                    host: configuration.host, port: configuration.port, reason: LoopbackServerError.reason(of: error))
+            }
+            throw LoopbackServerError.cannotListen(
+                host: configuration.host, port: configuration.port, reason: "the server stopped before it listened")
         }
-        return LoopbackServer(port: port, host: configuration.host, faults: faults, services: services, task: task)
+        let baseURL = URL(string: "http://\(configuration.host):\(port)/") ?? URL(fileURLWithPath: "/")
+        return LoopbackServer(port: port, baseURL: baseURL, faults: faults, services: services, task: task)
     }
 
-    /// Runs until the server stops (for `jobkit serve`).
+    /// Runs until the server stops (for `jobkit serve`): after `stop()`, or a signal when `stopsOnSignals`.
     public func wait() async throws {
         try await task.value
     }
@@ -108,19 +149,79 @@ public final class LoopbackServer: Sendable {
     }
 }
 
-/// The folders under the root.
+/// Why the server could not start.
+public enum LoopbackServerError: LocalizedError, Equatable, Sendable {
+    /// The address could not be bound: in use, no permission, no such host.
+    case cannotListen(host: String, port: Int, reason: String)
+    /// A folder under the root could not be created.
+    case cannotOpenRoot(path: String, reason: String)
+    /// The posts log has a line that is not a post (and is not a torn last line).
+    case corruptPosts(path: String, line: Int)
+
+    public var errorDescription: String? {
+        switch self {
+        case .cannotListen(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason)"
+        case .cannotOpenRoot(let path, let reason): "cannot use \(path) as the server's root: \(reason)"
+        case .corruptPosts(let path, let line): "cannot read \(path): line \(line) is not a post"
+        }
+    }
+
+    /// The system's words for `error`: "address already in use", not an `IOError` dump.
+    static func reason(of error: any Error) -> String {
+        if let error = error as? IOError { return systemReason(error.errnoCode) }
+        if let error = error as? SocketAddressError {
+            switch error {
+            case .unknown(let host, _): return "unknown host \(host)"
+            default: return "invalid address"
+            }
+        }
+        return String(describing: error)
+    }
+
+    /// `strerror`, lowercased as the rest of the line: "permission denied".
+    static func systemReason(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        let reason = String(cString: text)
+        return reason.prefix(1).lowercased() + reason.dropFirst()
+    }
+}
+
+/// The folders and files under the root.
 struct Directories {
     let files: URL
     let media: URL
     let posts: URL
+    /// Where earlier versions kept posts, as one JSON array; imported into `posts` once.
+    let legacyPosts: URL
 
     init(root: URL) throws {
         files = root.appendingPathComponent("files", isDirectory: true)
         media = root.appendingPathComponent("media", isDirectory: true)
-        posts = root.appendingPathComponent("posts.json")
+        posts = root.appendingPathComponent("posts.jsonl")
+        legacyPosts = root.appendingPathComponent("posts.json")
         for directory in [files, media] {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw LoopbackServerError.cannotOpenRoot(path: root.path, reason: fileReason(error))
+            }
         }
+    }
+}
+
+/// The system's reason inside a Foundation file error, without the `NSError` dump.
+func fileReason(_ error: any Error) -> String {
+    let nsError = error as NSError
+    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return LoopbackServerError.systemReason(Int32(underlying.code))
+    }
+    if nsError.domain == NSPOSIXErrorDomain { return LoopbackServerError.systemReason(Int32(nsError.code)) }
+    switch CocoaError.Code(rawValue: nsError.code) {
+    case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file or directory"
+    case .fileWriteNoPermission, .fileReadNoPermission: return "permission denied"
+    case .fileWriteFileExists: return "a file is in the way"
+    case .fileWriteOutOfSpace: return "no space left on device"
+    default: return nsError.localizedDescription
     }
 }
 
@@ -135,8 +236,12 @@ extension Response {
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 
-    /// A JSON error response: `{"error": message}`.
-    static func error(_ status: HTTPResponse.Status, _ message: String) throws -> Response {
-        try json(ErrorBody(error: message), status: status)
+    /// A JSON error response: `{"error": message}` (no body for 204 and 304, which cannot have one).
+    static func error(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        if status.code == 204 || status.code == 304 { return Response(status: status, headers: fields) }
+        fields[.contentType] = "application/json"
+        let data = (try? JSONEncoder().encode(ErrorBody(error: message))) ?? Data(#"{"error":"error"}"#.utf8)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -2,21 +2,27 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// `PUT /media/{name}` and `POST /media`: uploads stored on disk, names confined to the media folder.
+/// `PUT /media/{name}` and `POST /media`: uploads streamed to disk, names confined to the media folder.
+///
+/// A body is written chunk by chunk, as it arrives, to a temporary file beside its destination
+/// (`.upload-UUID.part`); when it is complete the file is synced and renamed over the destination in one step,
+/// so a reader sees the old file or the new one, never a part. Past `maxBytes` the upload stops at once: 413
+/// naming the limit, and the connection is closed rather than drained. A body that ends early or fails is 400.
+/// Either way the temporary file is removed.
 struct MediaRoutes {
     let directory: URL
     let maxBytes: Int
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.put("media/:name") { request, context in
+    func register(on router: Router<BasicRequestContext>, routes: RouteTable) {
+        router.route("media/:name", .put, routes: routes) { request, context in
             let name = try context.parameters.require("name")
             guard Self.isValid(name) else {
-                return try Response.error(.badRequest, "invalid media name: use letters, digits, '.', '-', '_'")
+                return .error(.badRequest, "invalid media name: use letters, digits, '.', '-', '_'")
             }
-            return try await store(request, as: name)
+            return await store(request, as: name)
         }
-        router.post("media") { request, _ in
-            try await store(request, as: UUID().uuidString.lowercased())
+        router.route("media", .post, routes: routes) { request, _ in
+            await store(request, as: UUID().uuidString.lowercased())
         }
     }
 
@@ -26,16 +32,115 @@ struct MediaRoutes {
         return (1...128).contains(name.count) && !name.hasPrefix(".") && name.allSatisfy(allowed.contains)
     }
 
-    private func store(_ request: Request, as name: String) async throws -> Response {
-        var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: maxBytes)
-        } catch {
-            return try Response.error(.contentTooLarge, "upload larger than \(maxBytes) bytes")
+    /// Removes temporary upload files a killed server left behind (only names this code creates).
+    static func removeAbandonedUploads(in directory: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(UploadFile.temporaryPrefix) && name.hasSuffix(".part") {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
+    }
+
+    private func store(_ request: Request, as name: String) async -> Response {
+        let tooLarge = Response.error(
+            .contentTooLarge, "upload larger than the limit of \(maxBytes) bytes", headers: [.connection: "close"])
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > maxBytes { return tooLarge }
         let destination = directory.appendingPathComponent(name)
-        try Data(buffer: body).write(to: destination, options: .atomic)
-        return try Response.json(StoredMedia(id: name, size: body.readableBytes), status: .created)
+        do throws(UploadFile.Failure) {
+            let size = try await UploadFile.receive(
+                request.body, to: destination, maxBytes: maxBytes, expectedBytes: declared)
+            return (try? Response.json(StoredMedia(id: name, size: size), status: .created))
+                ?? .error(.internalServerError, "cannot encode the answer")
+        } catch {
+            switch error {
+            case .tooLarge:
+                return tooLarge
+            case .truncated(let received, let expected):
+                return .error(.badRequest, "the body ended after \(received) of \(expected) bytes")
+            case .body(let reason):
+                return .error(.badRequest, "cannot read the body: \(reason)")
+            case .disk(let operation, let code):
+                let reason = LoopbackServerError.systemReason(code)
+                return .error(.internalServerError, "cannot store \(name): \(operation): \(reason)")
+            }
+        }
+    }
+}
+
+/// Receives a request body into a file: a temporary beside the destination, synced, then renamed.
+enum UploadFile {
+    static let temporaryPrefix = ".upload-"
+
+    enum Failure: Error, Equatable {
+        /// More than the limit arrived.
+        case tooLarge
+        /// Fewer bytes arrived than `Content-Length` promised.
+        case truncated(received: Int, expected: Int)
+        /// The body stream failed (a malformed chunk, a dropped connection).
+        case body(String)
+        /// A file operation failed with this `errno`.
+        case disk(String, Int32)
+    }
+
+    /// Streams `body` into `destination`; returns its size. On any failure the temporary file is removed and
+    /// the destination is untouched. File writes are plain blocking calls, each at most one chunk.
+    static func receive(
+        _ body: some AsyncSequence<ByteBuffer, any Error>, to destination: URL, maxBytes: Int, expectedBytes: Int?
+    ) async throws(Failure) -> Int {
+        let temporary = destination.deletingLastPathComponent()
+            .appendingPathComponent("\(temporaryPrefix)\(UUID().uuidString).part").path
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .disk("open", errno) }
+        var isOpen = true
+        defer {
+            if isOpen { close(descriptor) }
+            unlink(temporary)  // after a successful rename the name is gone already
+        }
+        var received = 0
+        do {
+            for try await chunk in body {
+                received += chunk.readableBytes
+                if received > maxBytes { throw Failure.tooLarge }
+                try writeAll(chunk, to: descriptor)
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw .body(String(describing: type(of: error)))
+        }
+        if let expectedBytes, received != expectedBytes {
+            throw .truncated(received: received, expected: expectedBytes)
+        }
+        guard fsync(descriptor) == 0 else { throw .disk("fsync", errno) }
+        isOpen = false
+        guard close(descriptor) == 0 else { throw .disk("close", errno) }
+        guard rename(temporary, destination.path) == 0 else { throw .disk("rename", errno) }
+        syncDirectory(of: destination)
+        return received
+    }
+
+    private static func writeAll(_ chunk: ByteBuffer, to descriptor: Int32) throws(Failure) {
+        let failure: Int32? = chunk.withUnsafeReadableBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure { throw .disk("write", failure) }
+    }
+
+    /// Makes a rename in the folder durable (best effort: a folder that cannot be opened is skipped).
+    static func syncDirectory(of file: URL) {
+        let folder = open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        guard folder >= 0 else { return }
+        fsync(folder)
+        close(folder)
     }
 }

@@ -1,38 +1,123 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
-/// Posts kept on disk: every change is written (atomically) before it is acknowledged.
+/// Posts kept in an append-only log of JSON lines (`posts.jsonl`), one post per line.
+///
+/// Each post costs one `write` and one `fsync` of its own line, whatever the number before it, and is
+/// acknowledged only after both: every acknowledged post survives `kill -9` or a power cut. A last line
+/// without its newline (a write the process did not finish) was never acknowledged: it is cut off when
+/// the log is opened. Any other line that is not a post makes `open` throw `.corruptPosts`, naming the line.
+///
+/// Why a log and not SQLite: one writer appending whole lines needs nothing a database adds, and it keeps
+/// the server free of a C library that CI would have to install.
 actor PostStore {
-    private let file: URL
+    private let path: String
+    private let descriptor: Int32
     private let mediaDirectory: URL
     private var posts: [Post]
+    /// The log's length: a failed append is cut back to it, so the log never keeps half a line.
+    private var length: Int
+    /// The largest id so far (0 before the first post); the next post gets the one after it.
+    private var largestID: Int
 
-    init(file: URL, mediaDirectory: URL) throws {
-        self.file = file
+    private init(path: String, descriptor: Int32, mediaDirectory: URL, posts: [Post], length: Int) {
+        self.path = path
+        self.descriptor = descriptor
         self.mediaDirectory = mediaDirectory
-        if FileManager.default.fileExists(atPath: file.path) {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            posts = try decoder.decode([Post].self, from: Data(contentsOf: file))
-        } else {
-            posts = []
+        self.posts = posts
+        self.length = length
+        self.largestID = posts.map(\.id).max() ?? 0
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Opens (or creates) the log at `log`; a `legacy` JSON array from earlier versions is imported once.
+    static func load(log: URL, legacy: URL, media: URL) throws -> PostStore {
+        let manager = FileManager.default
+        if !manager.fileExists(atPath: log.path), manager.fileExists(atPath: legacy.path) {
+            try importLegacy(legacy, into: log)
+        }
+        let descriptor = open(log.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw LoopbackServerError.cannotOpenRoot(path: log.path, reason: LoopbackServerError.systemReason(errno))
+        }
+        do {
+            let data = try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
+            let (posts, complete) = try PostLog.decode(data, path: log.path)
+            if complete < data.count {
+                // A torn last line: the process died inside a write, before the post was acknowledged.
+                guard ftruncate(descriptor, off_t(complete)) == 0, fsync(descriptor) == 0 else {
+                    throw LoopbackServerError.cannotOpenRoot(
+                        path: log.path, reason: LoopbackServerError.systemReason(errno))
+                }
+            }
+            guard lseek(descriptor, off_t(complete), SEEK_SET) >= 0 else {
+                throw LoopbackServerError.cannotOpenRoot(
+                    path: log.path, reason: LoopbackServerError.systemReason(errno))
+            }
+            return PostStore(
+                path: log.path, descriptor: descriptor, mediaDirectory: media, posts: posts, length: complete)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+    }
+
+    private static func importLegacy(_ legacy: URL, into log: URL) throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let posts = try? decoder.decode([Post].self, from: Data(contentsOf: legacy)) else {
+            throw LoopbackServerError.corruptPosts(path: legacy.path, line: 1)
+        }
+        var data = Data()
+        for post in posts { data += try PostLog.line(for: post) }
+        do {
+            try data.write(to: log, options: .atomic)
+        } catch {
+            throw LoopbackServerError.cannotOpenRoot(path: log.path, reason: fileReason(error))
         }
     }
 
     enum CreateError: Error {
         case unknownMedia([String])
+        case disk(String)
     }
 
-    func create(_ new: NewPost) throws -> Post {
+    func create(_ new: NewPost) throws(CreateError) -> Post {
         let unknown = new.mediaIDs.filter { id in
             !MediaRoutes.isValid(id)
                 || !FileManager.default.fileExists(atPath: mediaDirectory.appendingPathComponent(id).path)
         }
-        guard unknown.isEmpty else { throw CreateError.unknownMedia(unknown) }
-        let post = Post(id: (posts.map(\.id).max() ?? 0) + 1, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        try encoder.encode(posts + [post]).write(to: file, options: .atomic)
+        guard unknown.isEmpty else { throw .unknownMedia(unknown) }
+        // The next id follows the largest so far; a log (edited by hand) that already holds `Int.max` is full.
+        let (id, full) = largestID.addingReportingOverflow(1)
+        guard !full else { throw .disk("cannot add a post to \(path): its ids are exhausted") }
+        let post = Post(id: id, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
+        guard let line = try? PostLog.line(for: post) else { throw .disk("cannot encode the post") }
+        let failure: Int32? = line.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return fsync(descriptor) == 0 ? nil : errno
+        }
+        if let failure {
+            // Cut the log back to its last whole line, so that a later post is not glued to half of this one.
+            _ = ftruncate(descriptor, off_t(length))
+            _ = lseek(descriptor, off_t(length), SEEK_SET)
+            throw .disk("cannot append to \(path): \(LoopbackServerError.systemReason(failure))")
+        }
+        length += line.count
+        largestID = id
         posts.append(post)
         return post
     }
@@ -42,26 +127,93 @@ actor PostStore {
     }
 }
 
-/// `POST /posts` (422 when a media id is unknown) and `GET /posts`.
+/// The format of the posts log: one JSON object and a newline per post.
+enum PostLog {
+    static func line(for post: Post) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(post) + Data([UInt8(ascii: "\n")])
+    }
+
+    /// The posts of the log's whole lines, and the length of those lines: a last line without a newline is
+    /// not counted (it is a write that never finished). A whole line that is not a post throws.
+    static func decode(_ data: Data, path: String) throws -> (posts: [Post], completeLength: Int) {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        var posts: [Post] = []
+        var start = data.startIndex
+        var number = 0
+        while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            number += 1
+            let line = data[start..<newline]
+            if !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) {
+                guard let post = try? decoder.decode(Post.self, from: line) else {
+                    throw LoopbackServerError.corruptPosts(path: path, line: number)
+                }
+                posts.append(post)
+            }
+            start = newline + 1
+        }
+        return (posts, start - data.startIndex)
+    }
+}
+
+/// `POST /posts` (JSON only: 415 otherwise; 413 past the limit; 422 when a media id is unknown) and `GET /posts`.
 struct PostRoutes {
     let store: PostStore
+    let maxBytes: Int
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("posts") { request, context in
-            let new: NewPost
-            do {
-                new = try await request.decode(as: NewPost.self, context: context)
-            } catch {
-                return try Response.error(.badRequest, "expected {\"text\": String, \"mediaIDs\": [String]}")
-            }
-            do {
-                return try Response.json(try await store.create(new), status: .created)
-            } catch PostStore.CreateError.unknownMedia(let ids) {
-                return try Response.error(.unprocessableContent, "unknown media: \(ids.joined(separator: ", "))")
-            }
+    func register(on router: Router<BasicRequestContext>, routes: RouteTable) {
+        router.route("posts", .post, routes: routes) { request, _ in
+            await create(request)
         }
-        router.get("posts") { _, _ in
+        router.route("posts", .get, routes: routes) { _, _ in
             try Response.json(await store.all())
         }
+    }
+
+    /// Whether `contentType` is JSON: `application/json` or a `+json` type, with any parameters.
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces().lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+
+    private func create(_ request: Request) async -> Response {
+        guard Self.isJSON(request.headers[.contentType]) else {
+            let given = request.headers[.contentType].map { "'\($0.prefix(60))'" } ?? "none"
+            return .error(.unsupportedMediaType, "a post must be application/json; Content-Type was \(given)")
+        }
+        let tooLarge = Response.error(
+            .contentTooLarge, "a post may have at most \(maxBytes) bytes", headers: [.connection: "close"])
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes {
+            return tooLarge
+        }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: maxBytes)
+        } catch is NIOTooManyBytesError {
+            return tooLarge
+        } catch {
+            return .error(.badRequest, "cannot read the body")
+        }
+        let decoder = JSONDecoder()
+        guard let new = try? decoder.decode(NewPost.self, from: Data(buffer: body)) else {
+            return .error(.badRequest, "expected {\"text\": String, \"mediaIDs\": [String]}")
+        }
+        let post: Post
+        do throws(PostStore.CreateError) {
+            post = try await store.create(new)
+        } catch {
+            switch error {
+            case .unknownMedia(let ids):
+                return .error(.unprocessableContent, "unknown media: \(ids.joined(separator: ", "))")
+            case .disk(let message):
+                return .error(.internalServerError, message)
+            }
+        }
+        return (try? Response.json(post, status: .created)) ?? .error(.internalServerError, "cannot encode the post")
     }
 }

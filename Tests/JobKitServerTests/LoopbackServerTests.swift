@@ -9,36 +9,6 @@ import Testing
 
 /// The server over real HTTP on an ephemeral loopback port.
 @Suite struct LoopbackServerTests {
-    private func request(
-        _ server: LoopbackServer, _ path: String, method: String = "GET", body: Data? = nil,
-        headers: [String: String] = [:]
-    ) async throws -> (status: Int, body: Data, headers: [String: String]) {
-        var request = URLRequest(url: URL(string: path, relativeTo: server.baseURL)!)
-        request.httpMethod = method
-        request.httpBody = body
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for case (let name as String, let value as String) in http.allHeaderFields { fields[name.lowercased()] = value }
-        return (http.statusCode, data, fields)
-    }
-
-    private func withServer<T>(
-        root: URL? = nil, maxUploadBytes: Int = 1 << 20, _ body: (LoopbackServer, URL) async throws -> T
-    ) async throws -> T {
-        let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
-        let server = try await LoopbackServer.start(.init(root: root, maxUploadBytes: maxUploadBytes))
-        do {
-            let value = try await body(server, root)
-            await server.stop()
-            return value
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
-
     @Test func pathTraversalAndOddNamesAreRejected() async throws {
         try await withServer { server, root in
             for name in ["..", ".hidden", "a%2Fb", "..%2F..%2Fetc", "semi;colon", "sp%20ace"] {
@@ -60,11 +30,10 @@ import Testing
 
     @Test func postsSurviveARestartAndUnknownMediaIs422() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
-        let post = try JSONEncoder().encode(NewPost(text: "hello", mediaIDs: ["p1.jpg"]))
         try await withServer(root: root) { server, _ in
-            let unknownMedia = try await request(server, "posts", method: "POST", body: post).status
+            let unknownMedia = try await postRequest(server, text: "hello", mediaIDs: ["p1.jpg"]).status
             let upload = try await request(server, "media/p1.jpg", method: "PUT", body: Data("jpeg".utf8)).status
-            let created = try await request(server, "posts", method: "POST", body: post).status
+            let created = try await postRequest(server, text: "hello", mediaIDs: ["p1.jpg"]).status
             #expect(unknownMedia == 422)
             #expect(upload == 201)
             #expect(created == 201)

@@ -59,16 +59,3 @@ import Testing
         #expect(output.stderr.contains("--max-concurrent must be at least 1"))
     }
 }
-
-/// `jobkit serve`'s argument checks.
-@Suite struct ServeCommandTests {
-    @Test func rejectsBadLatencyAndRates() throws {
-        for arguments in [
-            ["--latency", "5-1"], ["--failure-rate", "2"], ["--port", "70000"], ["--failure-status", "200"],
-        ] {
-            let output = try runProduct("jobkit", arguments: ["serve"] + arguments)
-            #expect(output.status != 0)
-            #expect(output.stderr.contains("must"), "\(arguments): \(output.stderr)")
-        }
-    }
-}

@@ -1,0 +1,16 @@
+// Only the C library here: `stdout` is a C global, which Swift 6 accepts through a `@preconcurrency` import
+// that no Foundation import in the same file overrides.
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#elseif canImport(Darwin)
+    @preconcurrency import Darwin
+#endif
+
+/// The process's standard output.
+enum StandardOutput {
+    /// Flushes standard output at every newline, also into a pipe or a file (where C buffers whole blocks), so
+    /// that `jobkit serve > log` shows each line at once. Call it before the first `print`.
+    static func makeLineBuffered() {
+        setvbuf(stdout, nil, _IOLBF, 0)
+    }
+}
