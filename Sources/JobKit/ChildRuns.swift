@@ -50,7 +50,7 @@ final class ChildRuns: Sendable {
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) {
         guard let token = state.withLock({ $0.takeToken() }) else { return }
-        let run = job.makeRun(parent: parent) { [self] result in
+        let run = job.makeRun(on: queue, parent: parent) { [self] result in
             state.withLock { _ = $0.runs.removeValue(forKey: token) }
             completion(result)
         }
@@ -63,7 +63,7 @@ final class ChildRuns: Sendable {
             let (parent, share) = (self.parent, parentShare.then(progress))
             run.forwardProgress { parent.report(progress: share.map($0)) }
         }
-        if isLive { run.start(job.body, on: queue) }
+        if isLive { run.start() }
     }
 
     /// Runs `action` after `delay` on `scheduler`, unless the parent is cancelled first.

@@ -32,9 +32,9 @@ extension Job {
             let slot = RunSlot()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    let run = makeRun(parent: nil) { continuation.resume(with: $0) }
+                    let run = makeRun(on: .global(), parent: nil) { continuation.resume(with: $0) }
                     slot.store(run)  // cancels it at once if the task is already cancelled
-                    run.start(body, on: .global())
+                    run.start()
                 }
             } onCancel: {
                 slot.cancel()

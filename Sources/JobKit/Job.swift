@@ -51,22 +51,24 @@ public struct Job<Value: Sendable>: Sendable {
             })
     }
 
-    /// Makes a run (not started) whose completion is called inline, on whatever thread completes it;
-    /// `parent` is the run of the enclosing group or sequence, for tracing.
+    /// Makes a run of this job on `queue` (not started) whose completion is called inline, on
+    /// whatever thread completes it; `parent` is the run of the enclosing combinator, for tracing.
     @inline(__always)
-    func makeRun(parent: (any AnyRun)?, completion: @escaping @Sendable (Result<Value, any Error>) -> Void)
-        -> Run<Value>
-    {
-        makeRun(parentTrace: parent?.trace, completion: completion)
+    func makeRun(
+        on queue: DispatchQueue, parent: (any AnyRun)?,
+        completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) -> Run<Value> {
+        makeRun(on: queue, parentTrace: parent?.trace, completion: completion)
     }
 
-    /// Like `makeRun(parent:completion:)`, with the parent's trace context already read.
+    /// Like `makeRun(on:parent:completion:)`, with the parent's trace context already read.
     @inline(__always)
-    func makeRun(parentTrace: TraceContext?, completion: @escaping @Sendable (Result<Value, any Error>) -> Void)
-        -> Run<Value>
-    {
+    func makeRun(
+        on queue: DispatchQueue, parentTrace: TraceContext?,
+        completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) -> Run<Value> {
         let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
-        return Run<Value>.make(trace: trace, completion: completion)
+        return Run<Value>.make(body: body, queue: queue, trace: trace, completion: completion)
     }
 
     /// Starts a run whose completion is called inline. The building block of every combinator: members
@@ -76,8 +78,8 @@ public struct Job<Value: Sendable>: Sendable {
         on queue: DispatchQueue, parent: (any AnyRun)?,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Run<Value> {
-        let run = makeRun(parent: parent, completion: completion)
-        run.start(body, on: queue)
+        let run = makeRun(on: queue, parent: parent, completion: completion)
+        run.start()
         return run
     }
 }

@@ -155,7 +155,7 @@ final class JobGraphExecution<Key: Hashable & Sendable>: Sendable {
 
     private func launch(_ key: Key) {
         guard let job = graph.nodes[key]?.job else { return }
-        let run = job.makeRun(parent: controller.run) { [self] result in
+        let run = job.makeRun(on: controller.queue, parent: controller.run) { [self] result in
             let outcome: JobGraph<Key>.Outcome
             switch result {
             case .success: outcome = .finished
@@ -165,7 +165,7 @@ final class JobGraphExecution<Key: Hashable & Sendable>: Sendable {
             act(on: state.withLock { $0.completed(key, outcome) })
         }
         let (start, action) = state.withLock { $0.register(run, for: key) }
-        if start { run.start(job.body, on: controller.queue) }
+        if start { run.start() }
         act(on: action)
     }
 }

@@ -82,12 +82,12 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         guard let children = state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
         for (run, child) in zip(runs, children) { run.adopt(child) }
         for (index, run) in zip(range, runs) {
-            run.start(jobs[index].body, on: queue)
+            run.start()
         }
     }
 
     private func makeRun(at index: Int) -> Run<Element> {
-        jobs[index].makeRun(parentTrace: parentTrace) { [self] in memberCompleted(at: index, with: $0) }
+        jobs[index].makeRun(on: queue, parentTrace: parentTrace) { [self] in memberCompleted(at: index, with: $0) }
     }
 
     /// The common case of a sequence or a bounded group: one member starts as another ends.
@@ -95,7 +95,7 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         let run = makeRun(at: index)
         guard case .some(let child) = state.withLock({ $0.register(run, at: index) }) else { return }
         if let child { run.adopt(child) }
-        run.start(jobs[index].body, on: queue)
+        run.start()
     }
 
     private func memberCompleted(at index: Int, with result: Result<Element, any Error>) {

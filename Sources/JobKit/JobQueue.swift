@@ -75,12 +75,11 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     ) throws {
         let sequence = state.withLock { $0.takeSequence() }
         let resultQueue = self.resultQueue
-        let run = job.makeRun(parent: nil) { [self] result in
+        let run = job.makeRun(on: queue, parent: nil) { [self] result in
             if let handler { resultQueue.async { handler(result) } }
             completed(id, sequence: sequence)
         }
-        let queue = self.queue
-        let item = JobQueueStateMachine<ID>.Item(run: run) { run.start(job.body, on: queue) }
+        let item = JobQueueStateMachine<ID>.Item(run: run) { run.start() }
         let onStateChange = self.onStateChange
         let observer = StateObserver(queue: resultQueue) { state in onStateChange(id, state) }
         let starts: [JobQueueStateMachine<ID>.Item]

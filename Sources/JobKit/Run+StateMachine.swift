@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The state of one run, as a value: every transition is a mutating method that returns what to do
 /// once the lock is released. It never calls out.
 struct RunStateMachine<Value: Sendable> {
@@ -48,8 +50,16 @@ struct RunStateMachine<Value: Sendable> {
     /// Where a combinator wants this run's progress, to fold it into its own.
     private var forward: (@Sendable (Double) -> Void)?
     let trace: TraceContext?
+    /// What the run performs, and where: set once, read without the lock (they never change).
+    let body: @Sendable (Job<Value>.Controller) -> Void
+    let queue: DispatchQueue
 
-    init(completion: @escaping Completion, trace: TraceContext?) {
+    init(
+        body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue,
+        completion: @escaping Completion, trace: TraceContext?
+    ) {
+        self.body = body
+        self.queue = queue
         self.completion = completion
         self.trace = trace
     }

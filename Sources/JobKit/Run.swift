@@ -33,16 +33,21 @@ final class RunStorage<Value: Sendable>: ManagedBuffer<RunStateMachine<Value>, P
 ///
 /// Every transition is decided under the lock and acted on after it: cancel handlers, observers,
 /// tracers, progress and the completion are called with no lock held.
-// Safety: the state machine in `storage` is only touched inside `withLock`, which holds its mutex.
+// Safety: the state machine in `storage` is only touched inside `withLock`, which holds its mutex —
+// except its `body` and `queue`, which are set when the storage is made and never change.
 struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     typealias Completion = RunStateMachine<Value>.Completion
 
     let storage: RunStorage<Value>
 
-    /// A run whose completion is called exactly once, on whatever thread completes it.
-    static func make(trace: TraceContext? = nil, completion: @escaping Completion) -> Run<Value> {
+    /// A run of `body` on `queue` (not started yet) whose completion is called exactly once, on
+    /// whatever thread completes it.
+    static func make(
+        body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue, trace: TraceContext? = nil,
+        completion: @escaping Completion
+    ) -> Run<Value> {
         let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in
-            RunStateMachine(completion: completion, trace: trace)
+            RunStateMachine(body: body, queue: queue, completion: completion, trace: trace)
         }
         buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
         trace?.record(.pending)
@@ -56,14 +61,21 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         storage.withLock(body)
     }
 
-    /// Schedules `body` on `queue`. A run cancelled before the block runs never calls `body`.
+    /// Schedules the body on the run's queue. A run cancelled before the block runs never calls it.
+    ///
+    /// The block captures the storage alone (its own context: no allocation beyond GCD's); the body
+    /// and the queue are read from the storage, where they never change.
     @inline(__always)
-    func start(_ body: @escaping @Sendable (Job<Value>.Controller) -> Void, on queue: DispatchQueue) {
-        queue.async {
-            guard let notice = withLock({ $0.start() }) else { return }
-            notice?.send()
-            body(Job<Value>.Controller(run: self, queue: queue))
-        }
+    func start() {
+        let run = self
+        storage.withUnsafeMutablePointerToHeader { $0.pointee.queue }.async { run.runBody() }
+    }
+
+    private func runBody() {
+        guard let notice = withLock({ $0.start() }) else { return }
+        notice?.send()
+        let (body, queue) = storage.withUnsafeMutablePointerToHeader { ($0.pointee.body, $0.pointee.queue) }
+        body(Job<Value>.Controller(run: self, queue: queue))
     }
 
     var state: JobState { withLock { $0.state } }

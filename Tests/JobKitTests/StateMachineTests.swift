@@ -122,16 +122,16 @@ import Testing
         var machine = JobGraphStateMachine(graph: graph, limit: 3, policy: .stopAll)
         let start = machine.start()
         #expect(start.launch.sorted() == ["a", "b", "c"])
-        let runA = Job<Void>.empty.makeRun(parent: nil) { _ in }
+        let runA = Job<Void>.empty.makeRun(on: .global(), parent: nil) { _ in }
         let step1 = machine.register(runA, for: "a")
         #expect(step1.start)
         // "a" fails while "b" and "c" are claimed but their runs do not exist yet.
         let stop = machine.completed("a", .failed(TestError(id: 1)))
         #expect(stop.cancel.isEmpty && stop.launch.isEmpty && stop.finish == nil)
-        let runB = Job<Void>.empty.makeRun(parent: nil) { _ in }
+        let runB = Job<Void>.empty.makeRun(on: .global(), parent: nil) { _ in }
         let step2 = machine.register(runB, for: "b")
         #expect(!step2.start)
-        let last = machine.register(Job<Void>.empty.makeRun(parent: nil) { _ in }, for: "c")
+        let last = machine.register(Job<Void>.empty.makeRun(on: .global(), parent: nil) { _ in }, for: "c")
         #expect(!last.start)
         let outcomes = try #require(last.action.finish)
         #expect(outcomes.mapValues { "\($0)" } == ["a": "failed: TestError(id: 1)", "b": "skipped", "c": "skipped"])
@@ -140,7 +140,7 @@ import Testing
     @Test func queueStartsInOrderSkipsCancelledPendingAndKeepsABoundedHistory() throws {
         var queue = JobQueueStateMachine<Int>(limit: 2, historyLimit: 3)
         func item() -> JobQueueStateMachine<Int>.Item {
-            JobQueueStateMachine<Int>.Item(run: Job<Void>.empty.makeRun(parent: nil) { _ in }) {}
+            JobQueueStateMachine<Int>.Item(run: Job<Void>.empty.makeRun(on: .global(), parent: nil) { _ in }) {}
         }
         var sequences: [Int: UInt64] = [:]
         var started = 0

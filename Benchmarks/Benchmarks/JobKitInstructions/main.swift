@@ -29,7 +29,7 @@ case "fanout-seed":
     SeedTask.group(Array(repeating: SeedTask { $0.finish() }, count: count)).perform { _ in done.signal() }
     done.wait()
 case "fanout-taskgroup":
-    Task {
+    Task.detached {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count { group.addTask {} }
         }
