@@ -1,0 +1,255 @@
+import Foundation
+import JobKit
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Answers the authentication challenges of a `TransferClient`'s requests (HTTP auth, server trust,
+/// certificate pinning).
+///
+/// Called on the client's delegate queue, once per challenge; `completionHandler` must be called
+/// exactly once, from any thread. The client keeps its delegate for its own lifetime.
+public protocol TransferClientDelegate: AnyObject, Sendable {
+    /// Decides how to answer `challenge`, met while loading `url` (nil for a session-wide challenge).
+    func transferClient(
+        _ client: TransferClient, didReceive challenge: URLAuthenticationChallenge, loading url: URL?,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
+}
+
+/// The one object that owns the URLSession every networking job of an app goes through.
+///
+/// Create one per configuration (headers, timeouts, proxies, credentials) and pass it to the jobs,
+/// or use `TransferClient.shared`. It keeps its configuration and its delegate-backed session for its
+/// whole lifetime, and invalidates the session when it is released (tasks in flight finish first;
+/// every job keeps its client alive while it runs). Nothing is cached or shared between clients, so
+/// one client's headers can never reach another's requests.
+///
+/// ```swift
+/// let configuration = URLSessionConfiguration.default
+/// configuration.httpAdditionalHeaders = ["Authorization": "Bearer \(token)"]
+/// let api = TransferClient(configuration: configuration, maxConnectionsPerHost: 8)
+/// let files = try await Job<[URL]>.collect(urls.map { Job<URL>.download(from: $0, to: folder, client: api) },
+///                                          maxConcurrent: 8).value
+/// ```
+///
+/// Delegate callbacks (response, body bytes, completion) run on the client's own serial delegate
+/// queue; the handlers of jobs (`map`, `then`, `perform`'s handler) never do: a job completes on the
+/// queue it was performed on.
+public final class TransferClient: Sendable {
+    /// A client with the default configuration and at most 8 connections per host.
+    public static let shared = TransferClient()
+
+    /// The most connections the client opens to one host (`httpMaximumConnectionsPerHost`).
+    public let maxConnectionsPerHost: Int
+    let session: URLSession
+    let router: TransferRouter
+
+    /// A client whose requests use `configuration` (copied: later changes to it have no effect).
+    ///
+    /// - Parameters:
+    ///   - maxConnectionsPerHost: the width of the transfers you run through it (a group's
+    ///     `maxConcurrent`): FoundationNetworking's own default is 6. Clamped to 1...1024.
+    ///   - delegate: answers authentication challenges; without one, the system's default handling
+    ///     applies. Kept for the client's lifetime.
+    public init(
+        configuration: URLSessionConfiguration = .default, maxConnectionsPerHost: Int = 8,
+        delegate: (any TransferClientDelegate)? = nil
+    ) {
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        self.maxConnectionsPerHost = min(max(maxConnectionsPerHost, 1), 1024)
+        configuration.httpMaximumConnectionsPerHost = self.maxConnectionsPerHost
+        let router = TransferRouter(delegate: delegate)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "JobKitNetworking.TransferClient"
+        self.router = router
+        session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+        router.client = WeakClient(self)
+    }
+
+    /// A copy of the configuration the client's requests use.
+    public var configuration: URLSessionConfiguration { session.configuration }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Starts `task` with `handler`, and cancels it with the run of `controller`.
+    func start<Value>(_ task: URLSessionTask, handler: TransferHandler, for controller: Job<Value>.Controller) {
+        router.register(handler, for: task)
+        let transfer = RunningTransfer()
+        controller.onCancel { transfer.cancel() }
+        transfer.resume(task)
+    }
+}
+
+/// A weak reference to the client, for the router that its session retains.
+struct WeakClient: @unchecked Sendable {
+    // Safety: written once, in the client's init, before any task is started; read on the delegate
+    // queue afterwards. A weak reference is itself safe to read from any thread.
+    weak var client: TransferClient?
+
+    init(_ client: TransferClient?) { self.client = client }
+}
+
+/// One task's cancellation, in either order with its start.
+final class RunningTransfer: Sendable {
+    private enum State {
+        case notStarted
+        case running(UncheckedTask)
+        case cancelled
+    }
+
+    private let state = LockedBox<State>.make(.notStarted)
+
+    /// Resumes `task`, or cancels it at once when the run was cancelled first.
+    func resume(_ task: URLSessionTask) {
+        task.resume()
+        let box = UncheckedTask(task)
+        let cancelled = state.withLock { state -> Bool in
+            if case .cancelled = state { return true }
+            state = .running(box)
+            return false
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Cancels the running task, or the one that starts later.
+    func cancel() {
+        let running = state.withLock { state -> UncheckedTask? in
+            defer { state = .cancelled }
+            if case .running(let task) = state { return task }
+            return nil
+        }
+        running?.task.cancel()
+    }
+
+    var isCancelled: Bool {
+        state.withLock { if case .cancelled = $0 { return true } else { return false } }
+    }
+}
+
+// Safety: URLSessionTask is thread-safe; it is only resumed and cancelled through this box.
+struct UncheckedTask: @unchecked Sendable {
+    let task: URLSessionTask
+
+    init(_ task: URLSessionTask) { self.task = task }
+}
+
+/// What one transfer does with its session's delegate callbacks. Called on the client's delegate
+/// queue (serial), so a handler's own state needs no lock.
+// Safety: every callback arrives on the owning client's serial delegate queue, one at a time.
+final class TransferHandler: @unchecked Sendable {
+    /// Decides what to do with the response: true to receive its body, false to end the task (it
+    /// then completes with `URLError(.cancelled)`).
+    var onResponse: (HTTPURLResponse) throws -> Bool = { _ in true }
+    var onData: (Data) throws -> Void = { _ in }
+    var onSent: (_ sent: Int64, _ expected: Int64) -> Void = { _, _ in }
+    var onComplete: (_ response: URLResponse?, _ error: (any Error)?) -> Void = { _, _ in }
+    /// A failure raised by `onResponse` or `onData` (a file that cannot be written, say).
+    var failure: (any Error)?
+}
+
+/// Routes the session's delegate callbacks to the handler of each task.
+final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let handlers = LockedBox<[Int: TransferHandler]>.make([:])
+    private let delegate: (any TransferClientDelegate)?
+    private let clientBox = LockedBox<WeakClient>.make(WeakClient(nil))
+
+    init(delegate: (any TransferClientDelegate)?) {
+        self.delegate = delegate
+    }
+
+    var client: WeakClient {
+        get { clientBox.withLock { $0 } }
+        set { clientBox.withLock { $0 = newValue } }
+    }
+
+    func register(_ handler: TransferHandler, for task: URLSessionTask) {
+        handlers.withLock { $0[task.taskIdentifier] = handler }
+    }
+
+    private func handler(for task: URLSessionTask) -> TransferHandler? {
+        handlers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        var receives = true
+        if let handler = handler(for: dataTask), let http = response as? HTTPURLResponse {
+            do {
+                receives = try handler.onResponse(http)
+            } catch {
+                handler.failure = error
+                receives = false
+            }
+        }
+        // Never `.cancel` here: FoundationNetworking traps on it (its transfer is not "failed" yet).
+        // Allow, then cancel the task, which ends it the ordinary way.
+        completionHandler(.allow)
+        if !receives { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let handler = handler(for: dataTask), handler.failure == nil else { return }
+        do { try handler.onData(data) } catch {
+            handler.failure = error
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        handler(for: task)?.onSent(totalBytesSent, totalBytesExpectedToSend)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let handler = handlers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        handler.onComplete(task.response, handler.failure ?? error)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        answer(challenge, loading: task.currentRequest?.url, completionHandler: completionHandler)
+    }
+
+    func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        answer(challenge, loading: nil, completionHandler: completionHandler)
+    }
+
+    private func answer(
+        _ challenge: URLAuthenticationChallenge, loading url: URL?,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let delegate, let client = client.client else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        let reply = UncheckedReply(completionHandler)
+        delegate.transferClient(client, didReceive: challenge, loading: url) { reply.call($0, $1) }
+    }
+}
+
+// Safety: the session's completion handler may be called from any thread, once; it is only called.
+struct UncheckedReply: @unchecked Sendable {
+    let call: (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+
+    init(_ call: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) { self.call = call }
+}
+
+extension Job.Controller {
+    /// Completes the run on its own queue, never on the client's delegate queue: `map`, `then` and
+    /// the run's handlers must not hold up other transfers.
+    func completeOnQueue(with result: Result<Value, any Error>) {
+        queue.async { complete(with: result) }
+    }
+}
