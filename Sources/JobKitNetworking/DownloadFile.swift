@@ -37,15 +37,15 @@ enum ActiveDestinations {
 
 /// The open, locked `.part` of one download, and its sidecar metadata.
 ///
-/// Only touched by one download at a time: its start (on the run's queue), then its transfer
-/// callbacks (on the client's serial delegate queue), one after the other.
-// Safety: used sequentially, as above; the descriptor is closed exactly once, by `close()`.
-final class PartFile: @unchecked Sendable {
+/// Every operation on the descriptor holds the part's lock, so that `close()` — called when the
+/// run is cancelled, from any thread — never races a write: once closed, writes fail and the
+/// destination is free for the next download at once.
+final class PartFile: Sendable {
     let destination: String
     let part: String
     let metadataPath: String
-    private let descriptor: Int32
-    private(set) var isClosed = false
+    /// The open descriptor; nil once closed.
+    private let descriptor: LockedBox<Int32?>
 
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
     /// Nothing is requested from the network before this succeeds.
@@ -82,13 +82,32 @@ final class PartFile: @unchecked Sendable {
         self.destination = destination
         self.part = part
         metadataPath = part + ".meta"
-        self.descriptor = descriptor
+        self.descriptor = .make(descriptor)
+    }
+
+    /// Runs `body` with the open descriptor, under the lock; fails once the part is closed.
+    private func withDescriptor<Value>(_ body: (Int32) throws(DownloadError) -> Value) throws(DownloadError)
+        -> Value
+    {
+        try descriptor.withLock { descriptor -> Result<Value, DownloadError> in
+            guard let open = descriptor else {
+                return .failure(DownloadError(kind: .cannotWrite(errno: EBADF), path: part))
+            }
+            do throws(DownloadError) {
+                return .success(try body(open))
+            } catch {
+                return .failure(error)
+            }
+        }
+        .get()
     }
 
     /// The bytes already in the `.part`.
     var length: Int64 {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : 0
+        (try? withDescriptor { descriptor in
+            var info = stat()
+            return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : 0
+        }) ?? 0
     }
 
     /// The metadata written beside the `.part`, when there is a readable one.
@@ -101,48 +120,57 @@ final class PartFile: @unchecked Sendable {
     func writeMetadata(_ metadata: PartMetadata) throws(DownloadError) {
         let data = (try? JSONEncoder().encode(metadata)) ?? Data()
         let temporary = metadataPath + ".tmp"
-        let file = posixOpen(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard file >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
-        defer { _ = posixClose(file) }
-        try PartFile.writeAll(data, to: file, path: temporary)
-        guard fsync(file) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
-        guard rename(temporary, metadataPath) == 0 else {
-            throw DownloadError(kind: .cannotWrite(errno: errno), path: metadataPath)
+        try withDescriptor { _ throws(DownloadError) in
+            let file = posixOpen(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            guard file >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
+            defer { _ = posixClose(file) }
+            try PartFile.writeAll(data, to: file, path: temporary)
+            guard fsync(file) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
+            guard rename(temporary, metadataPath) == 0 else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: metadataPath)
+            }
         }
     }
 
     /// Empties the `.part` and forgets its metadata: the download starts over.
     func truncate() throws(DownloadError) {
-        unlink(metadataPath)
-        guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
-            throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+        try withDescriptor { descriptor throws(DownloadError) in
+            unlink(metadataPath)
+            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
         }
     }
 
     /// Positions the next write at `offset`.
     func seek(to offset: Int64) throws(DownloadError) {
-        guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
-            throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+        try withDescriptor { descriptor throws(DownloadError) in
+            guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
         }
     }
 
     func write(_ data: Data) throws(DownloadError) {
-        try PartFile.writeAll(data, to: descriptor, path: part)
+        try withDescriptor { descriptor throws(DownloadError) in try PartFile.writeAll(data, to: descriptor, path: part)
+        }
     }
 
     /// Flushes the `.part` to disk and renames it over the destination in one atomic step; then
     /// forgets its metadata. Never removes the destination first: a directory there makes the rename
     /// fail and stays as it was.
     func finalize() throws(DownloadError) {
-        guard fsync(descriptor) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
-        var info = stat()
-        if stat(destination, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-            throw DownloadError(kind: .destinationIsDirectory, path: destination)
+        try withDescriptor { descriptor throws(DownloadError) in
+            guard fsync(descriptor) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
+            var info = stat()
+            if stat(destination, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                throw DownloadError(kind: .destinationIsDirectory, path: destination)
+            }
+            guard rename(part, destination) == 0 else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: destination)
+            }
+            unlink(metadataPath)
         }
-        guard rename(part, destination) == 0 else {
-            throw DownloadError(kind: .cannotWrite(errno: errno), path: destination)
-        }
-        unlink(metadataPath)
         let folder = posixOpen((destination as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
         if folder >= 0 {
             _ = fsync(folder)
@@ -150,19 +178,22 @@ final class PartFile: @unchecked Sendable {
         }
     }
 
-    /// Closes the `.part` (releasing its lock) and releases the destination. Once.
+    /// Closes the `.part` (releasing its lock) and releases the destination. Only the first call acts.
     func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        _ = posixClose(descriptor)
-        ActiveDestinations.release(destination)
+        let open = descriptor.withLock { descriptor -> Int32? in
+            defer { descriptor = nil }
+            if let open = descriptor { _ = posixClose(open) }
+            return descriptor
+        }
+        if open != nil { ActiveDestinations.release(destination) }
     }
 
     private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(DownloadError) {
         let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
             var offset = 0
             while offset < buffer.count {
-                let written = posixWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return errno

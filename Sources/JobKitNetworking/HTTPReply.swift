@@ -98,23 +98,22 @@ public struct HTTPStatusError: Error, RetryAfterProviding, LocalizedError, Custo
 
 /// `Retry-After` parsing.
 enum RetryAfter {
-    /// The longest delay a `Retry-After` is read as: larger numbers mean "not soon", not an overflow.
-    static let longest: Duration = .seconds(Int64(Int32.max))
+    /// The longest delay a `Retry-After` is read as: more digits than an `Int64` holds mean "not
+    /// soon", never an overflow.
+    static let longest: Duration = .seconds(Int64.max)
 
     /// `value` read as delay-seconds or as an HTTP-date (relative to `responseDate`, else `now`).
     static func delay(_ value: String, responseDate: String?, now: Date) -> Duration? {
         let value = value.trimmingCharacters(in: .whitespaces)
-        if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            // Any count of digits: too many for an Int64 is simply the longest delay.
-            guard let seconds = Int64(value), seconds <= Int64(Int32.max) else { return longest }
-            return .seconds(seconds)
+        if !value.isEmpty, value.count < 1000, value.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            return Int64(value).map { .seconds($0) } ?? longest
         }
-        guard let date = httpDate(value) else { return nil }
+        guard value.count < 100, let date = httpDate(value) else { return nil }
         let reference = responseDate.flatMap(httpDate) ?? now
         let seconds = date.timeIntervalSince(reference)
         guard seconds.isFinite else { return nil }
         if seconds <= 0 { return .zero }
-        return seconds >= Double(Int32.max) ? longest : .milliseconds(Int64(seconds * 1000))
+        return seconds >= 9e15 ? longest : .milliseconds(Int64(seconds * 1000))
     }
 
     /// An HTTP-date (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms).

@@ -40,6 +40,7 @@ extension Job where Value == URL {
             } catch {
                 return controller.fail(with: error)
             }
+            controller.onCancel { part.close() }
             let download = Download(
                 url: url, destination: destination, part: part, client: client, controller: controller)
             do {

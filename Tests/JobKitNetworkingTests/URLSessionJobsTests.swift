@@ -102,7 +102,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
         }
     }
 
-    @Test func aPartFileIsResumedWithARangeRequest() async throws {
+    @Test func aPartWithoutMetadataIsDownloadedAfreshByteExact() async throws {
         try await withFixture { fixture in
             let bytes = try fixture.makeFile("resume.bin", count: 200_000)
             let destination = fixture.root.appendingPathComponent("resume.copy")
