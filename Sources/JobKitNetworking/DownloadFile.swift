@@ -116,7 +116,7 @@ final class PartFile: Sendable {
         return try? JSONDecoder().decode(PartMetadata.self, from: data)
     }
 
-    /// Writes the metadata atomically: to a temporary beside it, synced, then renamed over it.
+    /// Writes the metadata atomically: to a temporary beside it, then renamed over it.
     func writeMetadata(_ metadata: PartMetadata) throws(DownloadError) {
         let data = (try? JSONEncoder().encode(metadata)) ?? Data()
         let temporary = metadataPath + ".tmp"
@@ -125,7 +125,8 @@ final class PartFile: Sendable {
             guard file >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
             defer { _ = posixClose(file) }
             try PartFile.writeAll(data, to: file, path: temporary)
-            guard fsync(file) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
+            // No fsync: a torn metadata file after a crash fails to decode, and the download then
+            // starts over — never a wrong resume.
             guard rename(temporary, metadataPath) == 0 else {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: metadataPath)
             }
@@ -170,11 +171,6 @@ final class PartFile: Sendable {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: destination)
             }
             unlink(metadataPath)
-        }
-        let folder = posixOpen((destination as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            _ = posixClose(folder)
         }
     }
 

@@ -108,6 +108,7 @@ private final class Download: @unchecked Sendable {
         var mode = Mode.waiting
         var written: Int64 = 0
         var total: Int64?
+        var reported: Int64 = -1
         handler.onResponse = { [self] response in
             mode = try decide(response, resumingAt: offset)
             if case .writing = mode {
@@ -129,7 +130,12 @@ private final class Download: @unchecked Sendable {
                             kind: .inconsistentResponse("more bytes than the announced \(total)"),
                             path: destination.path)
                     }
-                    if total > 0 { controller.report(progress: Double(written) / Double(total)) }
+                    // At most a thousand reports a download: each one costs more than a write.
+                    let permille = total > 0 ? written * 1000 / total : 0
+                    if permille != reported {
+                        reported = permille
+                        controller.report(progress: Double(written) / Double(total))
+                    }
                 }
             case .errorBody(var body):
                 if body.count < HTTPStatusError.excerptLimit {
@@ -147,7 +153,8 @@ private final class Download: @unchecked Sendable {
                 do {
                     try part.truncate()
                     metadata = nil
-                    return attempt(resumingAt: nil)
+                    // Not on the delegate queue, which every transfer of the client shares.
+                    return controller.queue.async { self.attempt(resumingAt: nil) }
                 } catch {
                     return end(.failure(error))
                 }
@@ -163,7 +170,8 @@ private final class Download: @unchecked Sendable {
                         DownloadError(
                             kind: .inconsistentResponse("got \(written) of \(total) bytes"), path: destination.path)))
             }
-            end(Result { try part.finalize() }.map { destination })
+            // fsync takes milliseconds: off the delegate queue, which every transfer of the client shares.
+            controller.queue.async { self.end(Result { try self.part.finalize() }.map { self.destination }) }
         }
         client.start(client.session.dataTask(with: request), handler: handler, for: controller)
     }

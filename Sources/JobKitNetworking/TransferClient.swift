@@ -60,7 +60,7 @@ public final class TransferClient: Sendable {
         self.maxConnectionsPerHost = min(max(maxConnectionsPerHost, 1), 1024)
         configuration.httpMaximumConnectionsPerHost = self.maxConnectionsPerHost
         let router = TransferRouter(delegate: delegate)
-        let queue = OperationQueue()
+        let queue = DelegateQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "JobKitNetworking.TransferClient"
         self.router = router
@@ -78,11 +78,51 @@ public final class TransferClient: Sendable {
     /// Starts `task` with `handler`, and cancels it with the run of `controller`.
     func start<Value>(_ task: URLSessionTask, handler: TransferHandler, for controller: Job<Value>.Controller) {
         router.register(handler, for: task)
-        let transfer = RunningTransfer()
+        let transfer = RunningTransfer(queue: router.taskQueue)
         controller.onCancel { transfer.cancel() }
         transfer.resume(task)
     }
 }
+
+#if canImport(FoundationNetworking)
+    /// The client's delegate queue: serial, with at most `limit` callbacks waiting.
+    ///
+    /// FoundationNetworking hands every chunk of every body to the delegate queue as an operation
+    /// and never slows down: a delegate that writes slower than loopback delivers piles the bodies
+    /// up in memory (8 × 100 MiB peaked at 206 MB). Its `suspend()` cannot help (it restarts the
+    /// transfer). So adding an operation waits while `limit` are queued: the wait is on the
+    /// session's own transfer thread, which stops reading sockets until the delegate catches up —
+    /// TCP flow control does the rest. This is the one blocking wait in JobKit, and it never blocks
+    /// a caller's thread or this queue: nothing on this queue calls a task's `resume()` or
+    /// `cancel()` synchronously (they wait for the transfer thread), and an operation added from
+    /// this queue itself never waits.
+    // Safety: the permits are a semaphore; OperationQueue is itself thread-safe.
+    final class DelegateQueue: OperationQueue, @unchecked Sendable {
+        /// The most callbacks waiting at once: with libcurl's 16 KiB to 512 KiB chunks, a few MiB.
+        static let limit = 256
+        private let permits = DispatchSemaphore(value: DelegateQueue.limit)
+        /// The thread the callbacks run on: the queue's own, never one of the shared global queues.
+        private let dispatchQueue = DispatchQueue(label: "JobKitNetworking.TransferClient.delegate")
+
+        override init() {
+            super.init()
+            underlyingQueue = dispatchQueue
+        }
+
+        override func addOperation(_ block: @escaping @Sendable () -> Void) {
+            if OperationQueue.current === self { return super.addOperation(block) }
+            permits.wait()
+            let permits = permits
+            super.addOperation {
+                block()
+                permits.signal()
+            }
+        }
+    }
+#else
+    /// The client's delegate queue (Apple platforms apply their own backpressure).
+    typealias DelegateQueue = OperationQueue
+#endif
 
 /// A weak reference to the client, for the router that its session retains.
 struct WeakClient: @unchecked Sendable {
@@ -93,7 +133,12 @@ struct WeakClient: @unchecked Sendable {
     init(_ client: TransferClient?) { self.client = client }
 }
 
-/// One task's cancellation, in either order with its start.
+/// One task's start and cancellation, in either order.
+///
+/// Both are carried out on the client's task queue, one after the other: FoundationNetworking's
+/// `resume()` and `cancel()` wait for the session's transfer thread, which may be waiting for the
+/// delegate queue (see `DelegateQueue`). So they never block a caller's thread, the shared global
+/// queues (whose thread pool would starve) or the delegate queue.
 final class RunningTransfer: Sendable {
     private enum State {
         case notStarted
@@ -102,17 +147,22 @@ final class RunningTransfer: Sendable {
     }
 
     private let state = LockedBox<State>.make(.notStarted)
+    private let queue: DispatchQueue
+
+    init(queue: DispatchQueue) { self.queue = queue }
 
     /// Resumes `task`, or cancels it at once when the run was cancelled first.
     func resume(_ task: URLSessionTask) {
-        task.resume()
         let box = UncheckedTask(task)
         let cancelled = state.withLock { state -> Bool in
             if case .cancelled = state { return true }
             state = .running(box)
             return false
         }
-        if cancelled { task.cancel() }
+        queue.async {
+            box.task.resume()
+            if cancelled { box.task.cancel() }
+        }
     }
 
     /// Cancels the running task, or the one that starts later.
@@ -122,11 +172,7 @@ final class RunningTransfer: Sendable {
             if case .running(let task) = state { return task }
             return nil
         }
-        running?.task.cancel()
-    }
-
-    var isCancelled: Bool {
-        state.withLock { if case .cancelled = $0 { return true } else { return false } }
+        if let running { queue.async { running.task.cancel() } }
     }
 }
 
@@ -153,6 +199,8 @@ final class TransferHandler: @unchecked Sendable {
 
 /// Routes the session's delegate callbacks to the handler of each task.
 final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
+    /// Where tasks are resumed and cancelled (see `RunningTransfer`): serial, with its own thread.
+    let taskQueue = DispatchQueue(label: "JobKitNetworking.TransferClient.tasks")
     private let handlers = LockedBox<[Int: TransferHandler]>.make([:])
     private let delegate: (any TransferClientDelegate)?
     private let clientBox = LockedBox<WeakClient>.make(WeakClient(nil))
@@ -190,14 +238,21 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
         // Never `.cancel` here: FoundationNetworking traps on it (its transfer is not "failed" yet).
         // Allow, then cancel the task, which ends it the ordinary way.
         completionHandler(.allow)
-        if !receives { dataTask.cancel() }
+        if !receives { cancelOffTheDelegateQueue(dataTask) }
+    }
+
+    /// Cancels `task` from another thread: `cancel()` waits for the session's transfer thread, which
+    /// may itself be waiting for this delegate queue (see `DelegateQueue`).
+    private func cancelOffTheDelegateQueue(_ task: URLSessionTask) {
+        let box = UncheckedTask(task)
+        taskQueue.async { box.task.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let handler = handler(for: dataTask), handler.failure == nil else { return }
         do { try handler.onData(data) } catch {
             handler.failure = error
-            dataTask.cancel()
+            cancelOffTheDelegateQueue(dataTask)
         }
     }
 

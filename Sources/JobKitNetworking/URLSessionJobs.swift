@@ -108,13 +108,16 @@ extension TransferHandler {
         let handler = TransferHandler()
         var body = Data()
         var expected: Int64 = -1
+        var reported: Int64 = -1
         handler.onResponse = {
             expected = $0.expectedContentLength
             return true
         }
         handler.onData = { data in
             body.append(data)
-            if reportsReceiving, expected > 0 {
+            // At most a thousand progress reports a transfer.
+            if reportsReceiving, expected > 0, Int64(body.count) * 1000 / expected != reported {
+                reported = Int64(body.count) * 1000 / expected
                 controller.report(progress: min(1, Double(body.count) / Double(expected)))
             }
         }
