@@ -3,6 +3,7 @@
 # JobKitNetworking, for 200 x 1 MiB and 8 x 100 MiB, against nginx (Debian's /usr/sbin/nginx) when
 # it is installed. One run each; prints wall time, peak RSS and the connections nginx saw.
 #   Benchmarks/Networking/run.sh            (from the repository root; not part of CI)
+#   RUNS=3 SETS=small Benchmarks/Networking/run.sh   (repeat; only the 200 x 1 MiB set)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 width=8
@@ -70,10 +71,13 @@ curl_config big 8
 
 echo "| program                | set           |      wall |       CPU | peak RSS | connections |"
 echo "|------------------------|---------------|-----------|-----------|----------|-------------|"
-for set in "small 200" "big 8"; do
-    # shellcheck disable=SC2086
-    set -- $set
-    run "curl --parallel" "$1" "$2" curl -s --no-progress-meter --parallel --parallel-max $width -K "$work/curl-$1.conf"
-    run "plain URLSession" "$1" "$2" "$bench" plain "http://127.0.0.1:$port/" "$1" "$2" "$work/out" $width
-    run "JobKit" "$1" "$2" "$bench" jobkit "http://127.0.0.1:$port/" "$1" "$2" "$work/out" $width
+for round in $(seq 1 "${RUNS:-1}"); do
+    for set_name in ${SETS:-small big}; do
+        case $set_name in small) files=200 ;; big) files=8 ;; *) echo "unknown set $set_name" >&2; exit 2 ;; esac
+        url="http://127.0.0.1:$port/"
+        run "curl --parallel" "$set_name" $files curl -s --no-progress-meter --parallel --parallel-max $width \
+            -K "$work/curl-$set_name.conf"
+        run "plain URLSession" "$set_name" $files "$bench" plain "$url" "$set_name" $files "$work/out" $width
+        run "JobKit" "$set_name" $files "$bench" jobkit "$url" "$set_name" $files "$work/out" $width
+    done
 done
