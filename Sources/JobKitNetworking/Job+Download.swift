@@ -35,12 +35,11 @@ extension Job where Value == URL {
     ) -> Job<URL> {
         Job { controller in
             let part: PartFile
-            do {
-                part = try PartFile.open(destination: destination)
-            } catch {
-                return controller.fail(with: error)
+            switch PartSlot.open(destination, for: controller) {
+            case .opened(let opened): part = opened
+            case .failed(let error): return controller.fail(with: error)
+            case .cancelled: return
             }
-            controller.onCancel { part.close() }
             let download = Download(
                 url: url, destination: destination, part: part, client: client, controller: controller)
             do {
@@ -50,6 +49,44 @@ extension Job where Value == URL {
             } catch {
                 part.close()
                 controller.fail(with: error)
+            }
+        }
+    }
+}
+
+/// The `.part` of a download, as its cancellation sees it. Opening holds the lock, so that when
+/// `cancel()` returns the destination is free again: either the body had not opened the `.part`
+/// (and now never will) or the cancel handler closed it.
+private enum PartSlot {
+    case empty
+    case open(PartFile)
+    case cancelled
+
+    enum Opening {
+        case opened(PartFile)
+        case failed(DownloadError)
+        case cancelled
+    }
+
+    /// Opens the `.part` of `destination` for the run of `controller`, closed when the run is cancelled.
+    static func open(_ destination: URL, for controller: Job<URL>.Controller) -> Opening {
+        let slot = LockedBox<PartSlot>.make(.empty)
+        controller.onCancel {
+            let part = slot.withLock { slot -> PartFile? in
+                defer { slot = .cancelled }
+                if case .open(let part) = slot { return part }
+                return nil
+            }
+            part?.close()
+        }
+        return slot.withLock { slot -> Opening in
+            guard case .empty = slot else { return .cancelled }
+            do throws(DownloadError) {
+                let part = try PartFile.open(destination: destination)
+                slot = .open(part)
+                return .opened(part)
+            } catch {
+                return .failed(error)
             }
         }
     }

@@ -77,8 +77,9 @@ public final class TransferClient: Sendable {
 
     /// Starts `task` with `handler`, and cancels it with the run of `controller`.
     func start<Value>(_ task: URLSessionTask, handler: TransferHandler, for controller: Job<Value>.Controller) {
-        router.register(handler, for: task)
         let transfer = RunningTransfer(queue: router.taskQueue)
+        handler.transfer = transfer
+        router.register(handler, for: task)
         controller.onCancel { transfer.cancel() }
         transfer.resume(task)
     }
@@ -143,6 +144,8 @@ final class RunningTransfer: Sendable {
     private enum State {
         case notStarted
         case running(UncheckedTask)
+        /// The session reported the end of the task: cancelling it now could only race that end.
+        case finished
         case cancelled
     }
 
@@ -155,8 +158,11 @@ final class RunningTransfer: Sendable {
     func resume(_ task: URLSessionTask) {
         let box = UncheckedTask(task)
         let cancelled = state.withLock { state -> Bool in
-            if case .cancelled = state { return true }
-            state = .running(box)
+            switch state {
+            case .cancelled: return true
+            case .notStarted: state = .running(box)
+            case .running, .finished: break
+            }
             return false
         }
         queue.async {
@@ -165,14 +171,28 @@ final class RunningTransfer: Sendable {
         }
     }
 
-    /// Cancels the running task, or the one that starts later.
+    /// Cancels the running task, or the one that starts later; nothing once the task has ended.
+    ///
+    /// FoundationNetworking (swift-corelibs-foundation, Swift 6.3) traps when `cancel()` races the
+    /// end of a task ("Trying to access a behaviour for a task that in not in the registry"): it
+    /// checks the task's state, then reports the cancellation later on its queue, after the task may
+    /// have left its registry. Not cancelling a task whose end was already reported narrows that
+    /// window to the moment between the last byte and the report; it cannot close it.
     func cancel() {
         let running = state.withLock { state -> UncheckedTask? in
+            if case .finished = state { return nil }
             defer { state = .cancelled }
             if case .running(let task) = state { return task }
             return nil
         }
         if let running { queue.async { running.task.cancel() } }
+    }
+
+    /// Records that the session reported the end of the task.
+    func finish() {
+        state.withLock { state in
+            if case .running = state { state = .finished }
+        }
     }
 }
 
@@ -195,6 +215,8 @@ final class TransferHandler: @unchecked Sendable {
     var onComplete: (_ response: URLResponse?, _ error: (any Error)?) -> Void = { _, _ in }
     /// A failure raised by `onResponse` or `onData` (a file that cannot be written, say).
     var failure: (any Error)?
+    /// The task's start and cancellation; set before the task starts.
+    var transfer: RunningTransfer?
 }
 
 /// Routes the session's delegate callbacks to the handler of each task.
@@ -265,6 +287,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let handler = handlers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        handler.transfer?.finish()
         handler.onComplete(task.response, handler.failure ?? error)
     }
 

@@ -54,26 +54,42 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
-    @Test func cancellingAtAnyMomentLeavesTheWholeFileOrNoneAndFreesTheDestination() async throws {
+    @Test func cancellingAtAnyMomentBeforeTheEndLeavesNoFileAndFreesTheDestination() async throws {
+        // Each round's first download is held by the server before its last bytes until the round
+        // has cancelled it, so the cancellation lands before the request, during the headers or in
+        // the body — never at the very end, where FoundationNetworking itself can trap when
+        // `cancel()` races the end of a task (see `RunningTransfer.cancel`).
         let bytes = pattern(300_000)
-        let server = try ScriptedServer { _, _ in .respond(200, headers: ["ETag": "\"c\""], body: bytes) }
+        let releases = LockedBox<[String: DispatchSemaphore]>.make([:])
+        let server = try ScriptedServer { request, _ in
+            guard request.path.hasPrefix("/hold/") else { return .respond(200, body: bytes) }
+            let release = releases.withLock { $0[request.path, default: DispatchSemaphore(value: 0)] }
+            return .stall(body: bytes, sent: 200_000, until: release)
+        }
         defer { server.stop() }
         let folder = try scratchFolder()
         for round in 0..<40 {
             let destination = folder.appendingPathComponent("race-\(round).bin")
             let (results, sink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
-            let handle = Job<URL>.download(from: server.url("file"), to: destination)
+            let handle = Job<URL>.download(from: server.url("hold/\(round)"), to: destination)
                 .perform(resultQueue: .global()) { sink.yield($0) }
-            // Cancel at a different moment each round: before the start, mid-transfer, after the end.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(round * 250)) { handle.cancel() }
+            let cancelled = DispatchSemaphore(value: 0)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(round * 100)) {
+                handle.cancel()
+                cancelled.signal()
+            }
             var iterator = results.makeAsyncIterator()
             let result = await iterator.next()
-            if FileManager.default.fileExists(atPath: destination.path) {
-                #expect(try Data(contentsOf: destination) == bytes, "round \(round): \(String(describing: result))")
-            } else {
-                #expect((result?.failureError as? JobError) == .cancelled, "round \(round)")
+            #expect((result?.failureError as? JobError) == .cancelled, "round \(round)")
+            #expect(!FileManager.default.fileExists(atPath: destination.path), "round \(round)")
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    cancelled.wait()
+                    continuation.resume()
+                }
             }
-            // Whatever happened, the destination is free at once for the next download.
+            releases.withLock { $0["/hold/\(round)", default: DispatchSemaphore(value: 0)] }.signal()
+            // The destination is free as soon as `cancel()` has returned.
             _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
             #expect(try Data(contentsOf: destination) == bytes)
         }

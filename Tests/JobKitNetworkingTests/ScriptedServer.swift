@@ -26,6 +26,8 @@ final class ScriptedServer: Sendable {
         case respond(Int, headers: [String: String] = [:], body: Data = Data())
         /// Announces `body.count` bytes, sends only the first `sent`, then closes the connection.
         case drop(headers: [String: String] = [:], body: Data, sent: Int)
+        /// Announces `body.count` bytes, sends the first `sent`, waits for `release`, sends the rest.
+        case stall(body: Data, sent: Int, until: DispatchSemaphore)
         /// Sends these bytes as they are, then closes.
         case raw(Data)
         /// Waits until `release` is signalled, then answers with `reply`.
@@ -105,6 +107,10 @@ final class ScriptedServer: Sendable {
             send(head(200, headers, length: body.count) + body.prefix(sent), on: connection)
         case .raw(let data):
             send(data, on: connection)
+        case .stall(let body, let sent, let release):
+            send(head(200, [:], length: body.count) + body.prefix(sent), on: connection)
+            release.wait()
+            send(body.dropFirst(sent), on: connection)
         case .waiting(let semaphore, let reply):
             semaphore.wait()
             answer(reply, on: connection)
