@@ -9,7 +9,9 @@ import JobKit
 /// certificate pinning).
 ///
 /// Called on the client's delegate queue, once per challenge; `completionHandler` must be called
-/// exactly once, from any thread. The client keeps its delegate for its own lifetime.
+/// exactly once, from any thread. Answer quickly, and never call a `URLSessionTask`'s `resume()`,
+/// `suspend()` or `cancel()` from the callback itself: every transfer of the client waits for this
+/// queue. The client keeps its delegate for its own lifetime.
 public protocol TransferClientDelegate: AnyObject, Sendable {
     /// Decides how to answer `challenge`, met while loading `url` (nil for a session-wide challenge).
     func transferClient(
@@ -29,8 +31,10 @@ public protocol TransferClientDelegate: AnyObject, Sendable {
 /// let configuration = URLSessionConfiguration.default
 /// configuration.httpAdditionalHeaders = ["Authorization": "Bearer \(token)"]
 /// let api = TransferClient(configuration: configuration, maxConnectionsPerHost: 8)
-/// let files = try await Job<[URL]>.collect(urls.map { Job<URL>.download(from: $0, to: folder, client: api) },
-///                                          maxConcurrent: 8).value
+/// let downloads = urls.map { url in
+///     Job<URL>.download(from: url, to: folder.appending(path: url.lastPathComponent), client: api)
+/// }
+/// let files = try await Job<[URL]>.collect(downloads, maxConcurrent: 8).value
 /// ```
 ///
 /// Delegate callbacks (response, body bytes, completion) run on the client's own serial delegate
@@ -309,12 +313,25 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
         _ challenge: URLAuthenticationChallenge, loading url: URL?,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let delegate, let client = client.client else {
-            return completionHandler(.performDefaultHandling, nil)
-        }
+        // FoundationNetworking suspends and resumes the task inside the completion handler (each a
+        // wait for the transfer thread): never call it on this queue (see `DelegateQueue`).
         let reply = UncheckedReply(completionHandler)
-        delegate.transferClient(client, didReceive: challenge, loading: url) { reply.call($0, $1) }
+        let queue = taskQueue
+        guard let delegate, let client = client.client else {
+            return queue.async { reply.call(.performDefaultHandling, nil) }
+        }
+        let credential = UncheckedCredential()
+        delegate.transferClient(client, didReceive: challenge, loading: url) { disposition, answer in
+            credential.value = answer
+            queue.async { reply.call(disposition, credential.value) }
+        }
     }
+}
+
+/// A credential on its way to the session.
+// Safety: written once, before the block that reads it is queued; URLCredential is immutable.
+final class UncheckedCredential: @unchecked Sendable {
+    var value: URLCredential?
 }
 
 // Safety: the session's completion handler may be called from any thread, once; it is only called.

@@ -8,8 +8,9 @@ import JobKit
 #endif
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 whose every answer a test scripts: lying `Content-Range`s,
-/// dropped connections, 416s, odd `Retry-After`s. One thread per connection; every answer closes
-/// its connection.
+/// dropped connections, 416s, odd `Retry-After`s. Connections are accepted by a dispatch source
+/// (no thread waits in `accept`), each served on a thread of its own; every answer closes its
+/// connection.
 final class ScriptedServer: Sendable {
     /// A request as received; header names in lower case. The body is counted, and kept up to 1 MiB.
     struct Request: Sendable {
@@ -36,6 +37,7 @@ final class ScriptedServer: Sendable {
 
     let port: Int
     private let listener: Int32
+    private let acceptor: UncheckedSource
     private let log = LockedBox<[Request]>.make([])
     private let handler: @Sendable (Request, Int) -> Reply
 
@@ -64,8 +66,15 @@ final class ScriptedServer: Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         listener = descriptor
-        Thread.detachNewThread { [self] in acceptLoop() }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: ScriptedServer.acceptQueue)
+        acceptor = UncheckedSource(source: source)
+        source.setEventHandler { [self] in acceptPending() }
+        source.setCancelHandler { close(descriptor) }
+        source.resume()
     }
+
+    private static let acceptQueue = DispatchQueue(label: "ScriptedServer.accept")
 
     /// The requests received so far, in order.
     var requests: [Request] { log.withLock { $0 } }
@@ -74,17 +83,17 @@ final class ScriptedServer: Sendable {
 
     /// Stops accepting connections.
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        acceptor.source.cancel()
     }
 
-    private func acceptLoop() {
+    private func acceptPending() {
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
                 if errno == EINTR { continue }
                 return
             }
+            // Linux does not pass O_NONBLOCK on to accepted sockets: the connection blocks.
             Thread.detachNewThread { [self] in serve(connection) }
         }
     }
@@ -175,6 +184,12 @@ final class ScriptedServer: Sendable {
             path: requestLine.dropFirst().first.map(String.init) ?? "",
             headers: headers, bodyLength: bodyLength, body: body)
     }
+}
+
+/// The listening socket's dispatch source.
+// Safety: a dispatch source is thread-safe; it is only cancelled through this box.
+struct UncheckedSource: @unchecked Sendable {
+    let source: any DispatchSourceRead
 }
 
 extension ScriptedServer.Request {
