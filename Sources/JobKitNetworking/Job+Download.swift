@@ -201,6 +201,10 @@ private final class Download: @unchecked Sendable {
                 break
             }
             if let error { return end(.failure(readable(error, url: url))) }
+            if case .waiting = mode {
+                // No HTTP response at all (a URL of another scheme): nothing to finalize.
+                return end(.failure(TransportError(URLError(.badServerResponse), url: url)))
+            }
             if case .writing = mode, let total, written != total {
                 return end(
                     .failure(
@@ -218,7 +222,7 @@ private final class Download: @unchecked Sendable {
         let headers = response.lowercasedHeaders
         let range = ContentRange(headers["content-range"])
         switch response.statusCode {
-        case 200:
+        case 200..<300 where response.statusCode != 206:
             if offset != nil { try part.truncate() }
             try remember(headers, total: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
             return .writing

@@ -95,6 +95,22 @@ import Testing
         }
     }
 
+    @Test func aNoContentAnswerMakesAnEmptyFile() async throws {
+        let server = try ScriptedServer { _, _ in .respond(204) }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("empty.bin")
+        _ = try await Job<URL>.download(from: server.url("nothing"), to: destination).value
+        #expect(try Data(contentsOf: destination).isEmpty)
+    }
+
+    @Test func aURLWithoutAnHTTPAnswerLeavesNoFile() async throws {
+        let destination = try scratchFolder().appendingPathComponent("data.bin")
+        let result = await outcome(
+            of: Job<URL>.download(from: URL(string: "data:text/plain;base64,aGVsbG8=")!, to: destination))
+        #expect(result.failureError != nil)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
     @Test func aMissingUploadFileFailsBeforeSending() async throws {
         let server = try ScriptedServer { _, _ in .respond(201) }
         defer { server.stop() }
