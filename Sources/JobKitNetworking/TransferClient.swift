@@ -85,7 +85,9 @@ public final class TransferClient: Sendable {
         handler.transfer = transfer
         router.register(handler, for: task)
         controller.onCancel { transfer.cancel() }
-        transfer.resume(task)
+        let router = router
+        let box = UncheckedTask(task)
+        transfer.resume(task) { router.unregister(box.task) }
     }
 }
 
@@ -140,13 +142,15 @@ struct WeakClient: @unchecked Sendable {
 
 /// One task's start and cancellation, in either order.
 ///
-/// Both are carried out on the client's task queue, one after the other: FoundationNetworking's
-/// `resume()` and `cancel()` wait for the session's transfer thread, which may be waiting for the
-/// delegate queue (see `DelegateQueue`). So they never block a caller's thread, the shared global
-/// queues (whose thread pool would starve) or the delegate queue.
+/// The start runs on the client's task queue: FoundationNetworking's `resume()` waits for the
+/// session's transfer thread, which may be waiting for the delegate queue (see `DelegateQueue`), and
+/// a job body waiting there would hold a thread of the shared global pool. A task whose run is
+/// cancelled before it started is never started (nor cancelled: FoundationNetworking can trap on a
+/// cancelled task that never ran).
 final class RunningTransfer: Sendable {
     private enum State {
         case notStarted
+        case starting
         case running(UncheckedTask)
         /// The session reported the end of the task: cancelling it now could only race that end.
         case finished
@@ -158,24 +162,33 @@ final class RunningTransfer: Sendable {
 
     init(queue: DispatchQueue) { self.queue = queue }
 
-    /// Resumes `task`, or cancels it at once when the run was cancelled first.
-    func resume(_ task: URLSessionTask) {
+    /// Resumes `task` on the task queue unless the run is cancelled first; `abandon` runs instead
+    /// when it never starts.
+    func resume(_ task: URLSessionTask, abandon: @escaping @Sendable () -> Void) {
         let box = UncheckedTask(task)
-        let cancelled = state.withLock { state -> Bool in
-            switch state {
-            case .cancelled: return true
-            case .notStarted: state = .running(box)
-            case .running, .finished: break
-            }
-            return false
+        let starts = state.withLock { state -> Bool in
+            guard case .notStarted = state else { return false }
+            state = .starting
+            return true
         }
-        queue.async {
+        guard starts else { return abandon() }
+        queue.async { [self] in
+            let stillWanted = state.withLock { state -> Bool in
+                if case .cancelled = state { return false }
+                return true
+            }
+            guard stillWanted else { return abandon() }
             box.task.resume()
-            if cancelled { box.task.cancel() }
+            let cancelledMeanwhile = state.withLock { state -> Bool in
+                if case .cancelled = state { return true }
+                if case .starting = state { state = .running(box) }
+                return false
+            }
+            if cancelledMeanwhile { box.task.cancel() }
         }
     }
 
-    /// Cancels the running task, or the one that starts later; nothing once the task has ended.
+    /// Cancels the running task; one not started yet never starts; nothing once the task has ended.
     ///
     /// FoundationNetworking (swift-corelibs-foundation, Swift 6.3) traps when `cancel()` races the
     /// end of a task ("Trying to access a behaviour for a task that in not in the registry"): it
@@ -184,12 +197,21 @@ final class RunningTransfer: Sendable {
     /// window to the moment between the last byte and the report; it cannot close it.
     func cancel() {
         let running = state.withLock { state -> UncheckedTask? in
-            if case .finished = state { return nil }
-            defer { state = .cancelled }
-            if case .running(let task) = state { return task }
-            return nil
+            switch state {
+            case .finished, .cancelled:
+                return nil
+            case .running(let task):
+                state = .cancelled
+                return task
+            case .notStarted, .starting:
+                state = .cancelled
+                return nil
+            }
         }
-        if let running { queue.async { running.task.cancel() } }
+        // At once, not on `queue`: a late cancel is likelier to meet the end of the task. It may
+        // wait a moment for the transfer thread (see `DelegateQueue`); nothing calls it on the
+        // delegate queue.
+        running?.task.cancel()
     }
 
     /// Records that the session reported the end of the task.
@@ -221,6 +243,11 @@ final class TransferHandler: @unchecked Sendable {
     var failure: (any Error)?
     /// The task's start and cancellation; set before the task starts.
     var transfer: RunningTransfer?
+    /// The body length the response announced (-1: unknown), and the bytes received so far.
+    var expected: Int64 = -1
+    var received: Int64 = 0
+    /// The rest of the body is dropped as it arrives.
+    var discardsBody = false
 }
 
 /// Routes the session's delegate callbacks to the handler of each task.
@@ -244,6 +271,11 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
         handlers.withLock { $0[task.taskIdentifier] = handler }
     }
 
+    /// Forgets the handler of a task that never started.
+    func unregister(_ task: URLSessionTask) {
+        _ = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    }
+
     private func handler(for task: URLSessionTask) -> TransferHandler? {
         handlers.withLock { $0[task.taskIdentifier] }
     }
@@ -253,7 +285,9 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         var receives = true
-        if let handler = handler(for: dataTask), let http = response as? HTTPURLResponse {
+        let handler = handler(for: dataTask)
+        if let handler, let http = response as? HTTPURLResponse {
+            handler.expected = http.expectedContentLength
             do {
                 receives = try handler.onResponse(http)
             } catch {
@@ -262,23 +296,28 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
             }
         }
         // Never `.cancel` here: FoundationNetworking traps on it (its transfer is not "failed" yet).
-        // Allow, then cancel the task, which ends it the ordinary way.
+        // Allow, then drop or cancel the body.
         completionHandler(.allow)
-        if !receives { cancelOffTheDelegateQueue(dataTask) }
+        if !receives, let handler { dropBody(of: dataTask, handler) }
     }
 
-    /// Cancels `task` from another thread: `cancel()` waits for the session's transfer thread, which
-    /// may itself be waiting for this delegate queue (see `DelegateQueue`).
-    private func cancelOffTheDelegateQueue(_ task: URLSessionTask) {
+    /// Stops using the rest of a body. A short rest is read and dropped: cancelling a task that is
+    /// about to end can trap in FoundationNetworking (see `RunningTransfer.cancel`). A long one is
+    /// cancelled, from another thread: `cancel()` waits for the session's transfer thread, which may
+    /// itself be waiting for this queue (see `DelegateQueue`).
+    private func dropBody(of task: URLSessionTask, _ handler: TransferHandler) {
+        handler.discardsBody = true
+        guard handler.expected < 0 || handler.expected - handler.received > 1 << 20 else { return }
         let box = UncheckedTask(task)
         taskQueue.async { box.task.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let handler = handler(for: dataTask), handler.failure == nil else { return }
+        guard let handler = handler(for: dataTask), !handler.discardsBody else { return }
+        handler.received += Int64(data.count)
         do { try handler.onData(data) } catch {
             handler.failure = error
-            cancelOffTheDelegateQueue(dataTask)
+            dropBody(of: dataTask, handler)
         }
     }
 

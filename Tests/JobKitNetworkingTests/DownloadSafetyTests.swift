@@ -83,7 +83,7 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
     }
 
     @Test func aSecondDownloadToTheSameDestinationFailsAtOnce() async throws {
-        let release = DispatchSemaphore(value: 0)
+        let release = Gate()
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let bytes = pattern(10_000)
         let server = try ScriptedServer { _, _ in
@@ -100,7 +100,7 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
         let error = try #require(second.failureError as? DownloadError)
         #expect(error.kind == .destinationBusy)
         #expect(error.localizedDescription.contains("another download to it is running"))
-        release.signal()
+        release.open()
         _ = try await first.value
         #expect(try Data(contentsOf: destination) == bytes)
         #expect(server.requests.count == 1)
@@ -247,7 +247,7 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
     }
 
     @Test func cancellingADownloadAtAnyPointKeepsOnlyThePartAndReleasesTheDestination() async throws {
-        let release = DispatchSemaphore(value: 0)
+        let release = Gate()
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let bytes = pattern(30_000)
         let server = try ScriptedServer { _, index in
@@ -267,7 +267,7 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
         var iterator = results.makeAsyncIterator()
         let result = await iterator.next()
         #expect((result?.failureError as? JobError) == .cancelled)
-        release.signal()
+        release.open()
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         // Cancelling before the body even starts runs nothing at all.
         let early = Job<URL>.download(from: server.url("file"), to: destination).perform(on: .main) { _ in }

@@ -54,45 +54,51 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
-    @Test func cancellingAtAnyMomentBeforeTheEndLeavesNoFileAndFreesTheDestination() async throws {
-        // Each round's first download is held by the server before its last bytes until the round
-        // has cancelled it, so the cancellation lands before the request, during the headers or in
-        // the body — never at the very end, where FoundationNetworking itself can trap when
-        // `cancel()` races the end of a task (see `RunningTransfer.cancel`).
+    @Test func cancellingBeforeTheStartOrMidBodyLeavesNoFileAndFreesTheDestination() async throws {
+        // The server holds each first download before its last bytes until the round has cancelled
+        // it. (Cancelling at the very moment a task ends can trap inside FoundationNetworking itself;
+        // see `RunningTransfer.cancel`.)
         let bytes = pattern(300_000)
-        let releases = LockedBox<[String: DispatchSemaphore]>.make([:])
+        let releases = LockedBox<[String: Gate]>.make([:])
+        @Sendable func gate(_ path: String) -> Gate {
+            releases.withLock { gates -> Gate in
+                let gate = gates[path, default: Gate()]
+                gates[path] = gate
+                return gate
+            }
+        }
         let server = try ScriptedServer { request, _ in
             guard request.path.hasPrefix("/hold/") else { return .respond(200, body: bytes) }
-            let release = releases.withLock { $0[request.path, default: DispatchSemaphore(value: 0)] }
-            return .stall(body: bytes, sent: 200_000, until: release)
+            return .stall(body: bytes, sent: 200_000, until: gate(request.path))
         }
         defer { server.stop() }
         let folder = try scratchFolder()
-        for round in 0..<40 {
-            let destination = folder.appendingPathComponent("race-\(round).bin")
+        for round in 0..<20 {
+            let destination = folder.appendingPathComponent("cancel-\(round).bin")
             let (results, sink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
+            let queue = DispatchQueue(label: "round \(round)")
+            let beforeTheStart = round.isMultiple(of: 2)
+            if beforeTheStart { queue.suspend() }
             let handle = Job<URL>.download(from: server.url("hold/\(round)"), to: destination)
-                .perform(resultQueue: .global()) { sink.yield($0) }
-            let cancelled = DispatchSemaphore(value: 0)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(round * 100)) {
-                handle.cancel()
-                cancelled.signal()
+                .perform(on: queue, resultQueue: .global()) { sink.yield($0) }
+            if !beforeTheStart {
+                // Mid-body: the first bytes are on disk.
+                for await state in handle.states {
+                    if case .running(let fraction) = state, fraction > 0 { break }
+                }
             }
+            handle.cancel()
+            if beforeTheStart { queue.resume() }
             var iterator = results.makeAsyncIterator()
             let result = await iterator.next()
             #expect((result?.failureError as? JobError) == .cancelled, "round \(round)")
             #expect(!FileManager.default.fileExists(atPath: destination.path), "round \(round)")
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    cancelled.wait()
-                    continuation.resume()
-                }
-            }
-            releases.withLock { $0["/hold/\(round)", default: DispatchSemaphore(value: 0)] }.signal()
+            gate("/hold/\(round)").open()
             // The destination is free as soon as `cancel()` has returned.
             _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
             #expect(try Data(contentsOf: destination) == bytes)
         }
+        #expect(server.requests.count == 30, "the downloads cancelled before their start never asked")
     }
 
     @Test func aNoContentAnswerMakesAnEmptyFile() async throws {
@@ -121,10 +127,10 @@ import Testing
     }
 
     @Test func aStalledServerTimesOutWithATransientError() async throws {
-        let never = DispatchSemaphore(value: 0)
+        let never = Gate()
         let server = try ScriptedServer { _, _ in .waiting(for: never, then: .respond(200)) }
         defer {
-            never.signal()
+            never.open()
             server.stop()
         }
         let configuration = URLSessionConfiguration.ephemeral

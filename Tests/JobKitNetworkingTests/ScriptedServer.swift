@@ -27,12 +27,12 @@ final class ScriptedServer: Sendable {
         case respond(Int, headers: [String: String] = [:], body: Data = Data())
         /// Announces `body.count` bytes, sends only the first `sent`, then closes the connection.
         case drop(headers: [String: String] = [:], body: Data, sent: Int)
-        /// Announces `body.count` bytes, sends the first `sent`, waits for `release`, sends the rest.
-        case stall(body: Data, sent: Int, until: DispatchSemaphore)
+        /// Announces `body.count` bytes, sends the first `sent`, and the rest once `gate` opens.
+        case stall(body: Data, sent: Int, until: Gate)
         /// Sends these bytes as they are, then closes.
         case raw(Data)
-        /// Waits until `release` is signalled, then answers with `reply`.
-        indirect case waiting(for: DispatchSemaphore, then: Reply)
+        /// Answers with `reply` once `gate` opens; no thread waits meanwhile.
+        indirect case waiting(for: Gate, then: Reply)
     }
 
     let port: Int
@@ -99,8 +99,10 @@ final class ScriptedServer: Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
-        guard let request = readRequest(connection) else { return }
+        guard let request = readRequest(connection) else {
+            _ = close(connection)
+            return
+        }
         let index = log.withLock { log in
             log.append(request)
             return log.count - 1
@@ -108,7 +110,24 @@ final class ScriptedServer: Sendable {
         answer(handler(request, index), on: connection)
     }
 
+    /// Sends `reply` and closes the connection — now, or when its gate opens.
     private func answer(_ reply: Reply, on connection: Int32) {
+        switch reply {
+        case .waiting(let gate, let reply):
+            gate.whenOpen { [self] in answer(reply, on: connection) }
+        case .stall(let body, let sent, let gate):
+            send(head(200, [:], length: body.count) + body.prefix(sent), on: connection)
+            gate.whenOpen { [self] in
+                send(body.dropFirst(sent), on: connection)
+                _ = close(connection)
+            }
+        default:
+            answerNow(reply, on: connection)
+            _ = close(connection)
+        }
+    }
+
+    private func answerNow(_ reply: Reply, on connection: Int32) {
         switch reply {
         case .respond(let status, let headers, let body):
             send(head(status, headers, length: body.count) + body, on: connection)
@@ -116,13 +135,8 @@ final class ScriptedServer: Sendable {
             send(head(200, headers, length: body.count) + body.prefix(sent), on: connection)
         case .raw(let data):
             send(data, on: connection)
-        case .stall(let body, let sent, let release):
-            send(head(200, [:], length: body.count) + body.prefix(sent), on: connection)
-            release.wait()
-            send(body.dropFirst(sent), on: connection)
-        case .waiting(let semaphore, let reply):
-            semaphore.wait()
-            answer(reply, on: connection)
+        case .waiting, .stall:
+            break
         }
     }
 
@@ -183,6 +197,30 @@ final class ScriptedServer: Sendable {
             method: requestLine.first.map(String.init) ?? "",
             path: requestLine.dropFirst().first.map(String.init) ?? "",
             headers: headers, bodyLength: bodyLength, body: body)
+    }
+}
+
+/// Opens once; what waits for it runs then (on a global queue), without holding a thread meanwhile.
+final class Gate: Sendable {
+    private let state = LockedBox<(isOpen: Bool, waiting: [@Sendable () -> Void])>.make((false, []))
+
+    /// Runs `action` once the gate is open (at once if it is).
+    func whenOpen(_ action: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.isOpen { return true }
+            state.waiting.append(action)
+            return false
+        }
+        if runNow { DispatchQueue.global().async(execute: action) }
+    }
+
+    func open() {
+        let waiting = state.withLock { state -> [@Sendable () -> Void] in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for action in waiting { DispatchQueue.global().async(execute: action) }
     }
 }
 

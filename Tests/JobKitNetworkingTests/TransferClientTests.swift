@@ -47,21 +47,24 @@ final class PasswordDelegate: TransferClientDelegate {
     }
 
     @Test func aClientOpensAsManyConnectionsAsItsWidth() async throws {
-        let arrivals = LockedBox<(count: Int, peak: Int)>.make((0, 0))
-        let allArrived = DispatchSemaphore(value: 0)
+        let arrivals = LockedBox<Int>.make(0)
+        let allArrived = Gate()
         let width = 8
+        // Every request is held until `width` of them are in flight at once: a client with fewer
+        // connections would never get there (the deadline below then ends the test as a failure).
         let server = try ScriptedServer { _, _ in
-            let count = arrivals.withLock { state -> Int in
-                state.count += 1
-                state.peak = max(state.peak, state.count)
-                return state.count
+            if arrivals.withLock({ count -> Int in
+                count += 1
+                return count
+            }) == width {
+                allArrived.open()
             }
-            if count == width {
-                for _ in 0..<width { allArrived.signal() }
-            }
-            // Bounded, so that a client with fewer connections fails the test instead of hanging it.
-            _ = allArrived.wait(timeout: .now() + 10)
-            return .respond(200, body: Data("ok".utf8))
+            return .waiting(for: allArrived, then: .respond(200, body: Data("ok".utf8)))
+        }
+        let timedOut = LockedBox<Bool>.make(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+            timedOut.withLock { $0 = true }
+            allArrived.open()
         }
         defer { server.stop() }
         let client = TransferClient(configuration: .ephemeral, maxConnectionsPerHost: width)
@@ -70,7 +73,8 @@ final class PasswordDelegate: TransferClientDelegate {
             Job<HTTPReply>.data(for: URLRequest(url: server.url("wait/\(index)")), client: client).asVoid()
         }
         _ = try await Job.group(jobs, maxConcurrent: width).value
-        #expect(arrivals.withLock { $0.peak } == width)
+        #expect(server.requests.count == width)
+        #expect(!timedOut.withLock { $0 }, "fewer than \(width) requests were in flight at once")
     }
 
     @Test func authenticationChallengesGoToTheClientsDelegate() async throws {
