@@ -132,9 +132,8 @@ public final class TransferClient: Sendable {
 #endif
 
 /// A weak reference to the client, for the router that its session retains.
+// Safety: copied whole behind the router's lock; TransferClient is Sendable and weak loads are atomic.
 struct WeakClient: @unchecked Sendable {
-    // Safety: written once, in the client's init, before any task is started; read on the delegate
-    // queue afterwards. A weak reference is itself safe to read from any thread.
     weak var client: TransferClient?
 
     init(_ client: TransferClient?) { self.client = client }
