@@ -9,8 +9,8 @@ import JobKit
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 whose every answer a test scripts: lying `Content-Range`s,
 /// dropped connections, 416s, odd `Retry-After`s. Connections are accepted by a dispatch source
-/// (no thread waits in `accept`), each served on a thread of its own; every answer closes its
-/// connection.
+/// (no thread waits in `accept`) and served one after the other on the server's queue (an answer
+/// held by a `Gate` holds no thread); every answer closes its connection.
 final class ScriptedServer: Sendable {
     /// A request as received; header names in lower case. The body is counted, and kept up to 1 MiB.
     struct Request: Sendable {
@@ -75,6 +75,7 @@ final class ScriptedServer: Sendable {
     }
 
     private static let acceptQueue = DispatchQueue(label: "ScriptedServer.accept")
+    private let serving = DispatchQueue(label: "ScriptedServer.serve")
 
     /// The requests received so far, in order.
     var requests: [Request] { log.withLock { $0 } }
@@ -93,8 +94,11 @@ final class ScriptedServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            // Linux does not pass O_NONBLOCK on to accepted sockets: the connection blocks.
-            Thread.detachNewThread { [self] in serve(connection) }
+            // Linux does not pass O_NONBLOCK on to accepted sockets: the connection blocks, for at
+            // most 5 s a read, and is served on this server's one queue (no thread per connection).
+            var limit = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            serving.async { [self] in serve(connection) }
         }
     }
 
