@@ -29,6 +29,16 @@ let package = Package(
             dependencies: [.product(name: "JobKit", package: jobKitPackage)],
             path: "Benchmarks/JobKitInstructions"
         ),
+        // Loopback download benchmarks (see Networking/run.sh): the same downloads through a plain
+        // URLSession program and through JobKitNetworking, one binary, timed and measured alike.
+        .executableTarget(
+            name: "NetworkingBench",
+            dependencies: [
+                .product(name: "JobKit", package: jobKitPackage),
+                .product(name: "JobKitNetworking", package: jobKitPackage),
+            ],
+            path: "Networking/NetworkingBench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,7 @@ import JobKitNetworking
 /// Where the demo's scenarios send their requests, and how they print.
 struct DemoBackend: Sendable {
     let baseURL: URL
-    let session: URLSession
+    let client: TransferClient
     /// Called on the main queue.
     let print: @Sendable (String) -> Void
     let tracers: [any JobTracer]

@@ -75,7 +75,7 @@ struct DemoCommand: AsyncParsableCommand {
         let chromeTrace = trace.map { _ in ChromeTraceWriter() }
         let svgTimeline = timeline.map { _ in TimelineSVGWriter() }
         let backend = DemoBackend(
-            baseURL: baseURL, session: .shared, print: { print($0) },
+            baseURL: baseURL, client: .shared, print: { print($0) },
             tracers: [chromeTrace as (any JobTracer)?, svgTimeline].compactMap { $0 })
 
         let downloads = DownloadScenario(

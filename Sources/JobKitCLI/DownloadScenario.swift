@@ -21,9 +21,9 @@ struct DownloadScenario: Sendable {
         // The sources: uploaded first, so that this works against any JobKit server.
         let sizes = (0..<jobs).map { _ in 128 * 1024 * (randomizeTime ? Int.random(in: 1...3) : 2) }
         let sources = sizes.enumerated().map { index, size in
-            Job<HTTPResponse>.upload(
+            Job<HTTPReply>.upload(
                 data: DemoBackend.bytes(count: size, seed: index), to: backend.url("media/download-\(index + 1).bin"),
-                session: backend.session
+                client: backend.client
             ).asVoid()
         }
         guard case .success = await backend.outcome(of: Job.group(sources, maxConcurrent: 4)) else {
@@ -51,7 +51,7 @@ struct DownloadScenario: Sendable {
             for id in 1..<jobs + 1 {
                 let job = Job<URL>.download(
                     from: backend.url("downloads/download-\(id).bin?chunk-ms=\(chunkMilliseconds)"),
-                    to: directory.appendingPathComponent("download-\(id).bin"), session: backend.session)
+                    to: directory.appendingPathComponent("download-\(id).bin"), client: backend.client)
                 try! queue.add(backend.traced(job.asVoid(), "download \(id)"), id: id)  // ids are unique
             }
             if jobs == 0 { continuation.resume() }

@@ -46,13 +46,13 @@ protocol FeedLoaderDelegate: AnyObject, Sendable {
 /// Seed 004's loader, reporting by closure or by a weak delegate, always on the main queue.
 // Safety: `delegate` is a weak reference guarded by `lock`; everything else is immutable.
 final class FeedLoader: @unchecked Sendable {
-    private let session: URLSession
+    private let client: TransferClient
     private let url: URL
     private let lock = NSLock()
     private weak var _delegate: (any FeedLoaderDelegate)?
 
-    init(session: URLSession, url: URL) {
-        self.session = session
+    init(client: TransferClient, url: URL) {
+        self.client = client
         self.url = url
     }
 
@@ -77,7 +77,7 @@ final class FeedLoader: @unchecked Sendable {
     }
 
     private func feedJob() -> Job<[Music]> {
-        Job<FeedResponse>.decode(for: URLRequest(url: url), session: session).map(\.feed.results)
+        Job<FeedResponse>.decode(for: URLRequest(url: url), client: client).map(\.feed.results)
     }
 
     private static func apiResult(_ result: Result<[Music], any Error>) -> Result<[Music], APIError> {
@@ -105,7 +105,7 @@ final class FeedScreen: FeedLoaderDelegate, @unchecked Sendable {
 /// Seed 004 in the demo: the feed by closure, then by a delegate whose screen closes mid-request.
 struct FeedScenario: Sendable {
     func run(on backend: DemoBackend) async -> Bool {
-        let loader = FeedLoader(session: backend.session, url: backend.url("feed?limit=5"))
+        let loader = FeedLoader(client: backend.client, url: backend.url("feed?limit=5"))
         let byClosure: Bool = await withCheckedContinuation { continuation in
             loader.getAPI { result in
                 let count = (try? result.get())?.count ?? 0
@@ -116,12 +116,11 @@ struct FeedScenario: Sendable {
         // A session whose requests the server holds for 300 ms: the screen closes before the answer.
         let configuration = URLSessionConfiguration.default
         configuration.httpAdditionalHeaders = ["X-Fault-Latency-Ms": "300"]
-        let slowSession = URLSession(configuration: configuration)
-        defer { slowSession.finishTasksAndInvalidate() }
+        let slowClient = TransferClient(configuration: configuration)
         let calls = MainQueueBox(0)
         weak var closedScreen: FeedScreen?
         let handle: JobHandle = {
-            let screen = FeedScreen(loader: FeedLoader(session: slowSession, url: backend.url("feed")), calls: calls)
+            let screen = FeedScreen(loader: FeedLoader(client: slowClient, url: backend.url("feed")), calls: calls)
             closedScreen = screen
             return screen.loader.load()
         }()  // the screen is dismissed here, with its request in flight

@@ -17,7 +17,7 @@ struct CatalogProduct: Decodable, Sendable {
 /// Seed 003's loader: the queue its completion handler runs on is injected, defaulting to main, so
 /// callers can never forget the hop to the main queue — and can opt out of it.
 struct ProductLoader: Sendable {
-    let session: URLSession
+    let client: TransferClient
     let urlResolver: @Sendable (Int) -> URL
 
     /// Loads a product; `completionHandler` runs once, on `resultQueue`.
@@ -26,7 +26,7 @@ struct ProductLoader: Sendable {
         withID id: Int, resultQueue: DispatchQueue = .main,
         completionHandler: @escaping @Sendable (Result<CatalogProduct, any Error>) -> Void
     ) -> JobHandle {
-        Job<CatalogProduct>.decode(for: URLRequest(url: urlResolver(id)), session: session)
+        Job<CatalogProduct>.decode(for: URLRequest(url: urlResolver(id)), client: client)
             .retryingTransientFailures()
             .perform(resultQueue: resultQueue, then: completionHandler)
     }
@@ -35,7 +35,7 @@ struct ProductLoader: Sendable {
 /// Seed 003 in the demo: the same loader delivering on main, then on a queue of the caller's.
 struct ProductScenario: Sendable {
     func run(on backend: DemoBackend) async -> Bool {
-        let loader = ProductLoader(session: backend.session) { backend.url("products/\($0)") }
+        let loader = ProductLoader(client: backend.client) { backend.url("products/\($0)") }
         let background = DispatchQueue(label: "jobkit.demo.products")
         let key = DispatchSpecificKey<Bool>()
         background.setSpecific(key: key, value: true)

@@ -37,7 +37,7 @@ struct PublishScenario: Sendable {
         }
         let onServer = await backend.outcome(
             of: Job<[CreatedPost]>.decode(
-                for: URLRequest(url: backend.url("posts")), session: backend.session))
+                for: URLRequest(url: backend.url("posts")), client: backend.client))
         let isOnServer = (try? onServer.get())?.contains { $0.text == text } ?? false
         backend.print("publish: the server \(isOnServer ? "has" : "does not have") the post")
         let published = (try? outcome.get()) != nil
@@ -47,7 +47,7 @@ struct PublishScenario: Sendable {
     private func upload(_ name: String, seed: Int, on backend: DemoBackend) -> Job<String> {
         let path = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
         let data = DemoBackend.bytes(count: 64 * 1024 * (1 + seed % 3), seed: seed)
-        let job = Job<HTTPResponse>.upload(data: data, to: backend.url("media/\(path)"), session: backend.session)
+        let job = Job<HTTPReply>.upload(data: data, to: backend.url("media/\(path)"), client: backend.client)
             .map { _ in
                 DispatchQueue.main.async { backend.print("  ✓ \(name)") }
                 return name
@@ -64,6 +64,6 @@ struct PublishScenario: Sendable {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try? JSONSerialization.data(withJSONObject: ["text": text, "mediaIDs": mediaIDs])
-        return backend.traced(Job<CreatedPost>.decode(for: request, session: backend.session), "create post")
+        return backend.traced(Job<CreatedPost>.decode(for: request, client: backend.client), "create post")
     }
 }

@@ -6,52 +6,266 @@ import JobKit
 #endif
 
 extension Job where Value == URL {
-    /// Downloads `url` to `destination`, streaming into `destination.part`: the file appears under
-    /// its name only once complete, so a failed or cancelled download never leaves a file that looks
-    /// whole. A `.part` left by an earlier attempt — cancelled, failed, or killed — is resumed with a
-    /// `Range` request when the server answers 206; otherwise the download starts over.
+    /// Downloads `url` to `destination`, streaming into `destination.part`; the run finishes with
+    /// `destination`.
     ///
-    /// Progress is reported through the controller; the run finishes with `destination`.
-    public static func download(from url: URL, to destination: URL, session: URLSession = .shared) -> Job<URL> {
+    /// - Checked first, before any byte is requested: a destination that is a directory, a folder
+    ///   that is missing or not writable, and a second download to the same destination (in this
+    ///   process, or another one holding the `.part`'s lock) fail at once with a `DownloadError`.
+    /// - The file appears under its name only once complete: the `.part` is synced and renamed over
+    ///   the destination in one atomic step. Nothing but the `.part` and its `.part.meta` is ever
+    ///   removed.
+    /// - A `.part` left by an earlier attempt (cancelled, failed, killed) is resumed only when its
+    ///   metadata proves it is the same resource: the request carries `If-Range` with the stored ETag
+    ///   or Last-Modified, and a 206 is accepted only when its `Content-Range` starts where the
+    ///   `.part` ends and its total matches. Anything else starts over from zero. A 416 for a `.part`
+    ///   already as long as the stored total finalizes it. Without a validator the download starts
+    ///   over, unless `blindResume` is true (then a bare `Range` request is trusted).
+    ///
+    /// Progress is reported through the controller. The body is written to disk as it arrives, on
+    /// the client's delegate queue; the run completes on the queue it was performed on. Transport
+    /// failures are `TransportError`s, non-2xx statuses `HTTPStatusError`s — both leave the `.part`
+    /// for a later resume.
+    ///
+    /// ```swift
+    /// let file = try await Job<URL>.download(from: url, to: folder.appending(path: "big.bin")).value
+    /// ```
+    public static func download(
+        from url: URL, to destination: URL, client: TransferClient = .shared, blindResume: Bool = false
+    ) -> Job<URL> {
         Job { controller in
-            let partial = destination.appendingPathExtension("part")
-            let existing = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int64) ?? 0
-            var request = URLRequest(url: url)
-            if existing > 0 { request.setValue("bytes=\(existing)-", forHTTPHeaderField: "Range") }
-            let (transfers, delegate) = TransferSessions.session(for: session)
-            let handler = TransferHandler()
-            var file: FileHandle?
-            var errorBody = Data()
-            var written: Int64 = 0
-            var total: Int64 = -1
-            handler.onResponse = { response in
-                guard (200..<300).contains(response.statusCode) else { return }
-                let resumes = response.statusCode == 206 && existing > 0
-                if !resumes, !FileManager.default.createFile(atPath: partial.path, contents: nil) {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial.path])
-                }
-                file = try FileHandle(forWritingTo: partial)
-                if resumes { try file?.seekToEnd() }
-                written = resumes ? existing : 0
-                total = response.expectedContentLength > 0 ? written + response.expectedContentLength : -1
+            let part: PartFile
+            switch PartSlot.open(destination, for: controller) {
+            case .opened(let opened): part = opened
+            case .failed(let error): return controller.fail(with: error)
+            case .cancelled: return
             }
-            handler.onData = { data in
-                guard let file else { return errorBody.append(data.prefix(HTTPStatusError.excerptLimit)) }
-                try file.write(contentsOf: data)
-                written += Int64(data.count)
-                if total > 0 { controller.report(progress: Double(written) / Double(total)) }
+            let download = Download(
+                url: url, destination: destination, part: part, client: client, controller: controller)
+            do {
+                let resume = download.resumableLength(blindResume: blindResume)
+                if resume == nil { try part.truncate() }
+                download.attempt(resumingAt: resume)
+            } catch {
+                part.close()
+                controller.fail(with: error)
             }
-            handler.onComplete = { response, error in
-                try? file?.close()
-                controller.complete(
-                    with: Result {
-                        _ = try validated(errorBody, response, error).get()
-                        try? FileManager.default.removeItem(at: destination)
-                        try FileManager.default.moveItem(at: partial, to: destination)
-                        return destination
-                    })
-            }
-            controller.start(transfers.dataTask(with: request), handler: handler, on: delegate)
         }
+    }
+}
+
+/// The `.part` of a download, as its cancellation sees it. Opening holds the lock, so that when
+/// `cancel()` returns the destination is free again: either the body had not opened the `.part`
+/// (and now never will) or the cancel handler closed it.
+private enum PartSlot {
+    case empty
+    case open(PartFile)
+    case cancelled
+
+    enum Opening {
+        case opened(PartFile)
+        case failed(DownloadError)
+        case cancelled
+    }
+
+    /// Opens the `.part` of `destination` for the run of `controller`, closed when the run is cancelled.
+    static func open(_ destination: URL, for controller: Job<URL>.Controller) -> Opening {
+        let slot = LockedBox<PartSlot>.make(.empty)
+        controller.onCancel {
+            let part = slot.withLock { slot -> PartFile? in
+                defer { slot = .cancelled }
+                if case .open(let part) = slot { return part }
+                return nil
+            }
+            part?.close()
+        }
+        return slot.withLock { slot -> Opening in
+            guard case .empty = slot else { return .cancelled }
+            do throws(DownloadError) {
+                let part = try PartFile.open(destination: destination)
+                slot = .open(part)
+                return .opened(part)
+            } catch {
+                return .failed(error)
+            }
+        }
+    }
+}
+
+/// One download: its attempts (a resume, then possibly a fresh start) and its end.
+///
+/// Runs sequentially: the first attempt starts on the run's queue; each attempt's callbacks, and
+/// the attempt that replaces it, on the client's serial delegate queue.
+// Safety: used sequentially, as above.
+private final class Download: @unchecked Sendable {
+    let url: URL
+    let destination: URL
+    let part: PartFile
+    let client: TransferClient
+    let controller: Job<URL>.Controller
+    /// The metadata of the `.part`, as read at the start or written for the current response.
+    var metadata: PartMetadata?
+
+    init(url: URL, destination: URL, part: PartFile, client: TransferClient, controller: Job<URL>.Controller) {
+        self.url = url
+        self.destination = destination
+        self.part = part
+        self.client = client
+        self.controller = controller
+        metadata = part.readMetadata()
+    }
+
+    /// The length of the `.part` when it can be resumed, else nil.
+    func resumableLength(blindResume: Bool) -> Int64? {
+        let length = part.length
+        guard length > 0 else { return nil }
+        guard let metadata else { return blindResume ? length : nil }
+        guard metadata.url == url.absoluteString, metadata.validator != nil || blindResume else { return nil }
+        if let total = metadata.total, length > total { return nil }
+        return length
+    }
+
+    /// What an attempt does with the response it got.
+    private enum Mode {
+        case waiting
+        case writing
+        case errorBody(Data)
+        case startOver
+        case alreadyComplete
+    }
+
+    /// Requests the file, from `offset` when resuming.
+    func attempt(resumingAt offset: Int64?) {
+        var request = URLRequest(url: url)
+        if let offset {
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            if let validator = metadata?.validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        let handler = TransferHandler()
+        var mode = Mode.waiting
+        var written: Int64 = 0
+        var total: Int64?
+        var reported: Int64 = -1
+        handler.onResponse = { [self] response in
+            mode = try decide(response, resumingAt: offset)
+            if case .writing = mode {
+                let range = ContentRange(response.lowercasedHeaders["content-range"])
+                written = range?.range?.lowerBound ?? 0
+                total = range?.total ?? (response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
+            }
+            if case .startOver = mode { return false }
+            return true
+        }
+        handler.onData = { [self] data in
+            switch mode {
+            case .writing:
+                try part.write(data)
+                written += Int64(data.count)
+                if let total {
+                    guard written <= total else {
+                        throw DownloadError(
+                            kind: .inconsistentResponse("more bytes than the announced \(total)"),
+                            path: destination.path)
+                    }
+                    // At most a thousand reports a download: each one costs more than a write.
+                    let permille = total > 0 ? written * 1000 / total : 0
+                    if permille != reported {
+                        reported = permille
+                        controller.report(progress: Double(written) / Double(total))
+                    }
+                }
+            case .errorBody(var body):
+                if body.count < HTTPStatusError.excerptLimit {
+                    body.append(data.prefix(HTTPStatusError.excerptLimit - body.count))
+                    mode = .errorBody(body)
+                }
+            case .waiting, .startOver, .alreadyComplete:
+                break
+            }
+        }
+        handler.onComplete = { [self] response, error in
+            if controller.isCancelled { return part.close() }
+            switch mode {
+            case .startOver:
+                do {
+                    try part.truncate()
+                    metadata = nil
+                    // Not on the delegate queue, which every transfer of the client shares.
+                    return controller.queue.async { self.attempt(resumingAt: nil) }
+                } catch {
+                    return end(.failure(error))
+                }
+            case .errorBody(let body) where error == nil:
+                return end(validated(body, response, nil, url: url).map { _ in destination })
+            default:
+                break
+            }
+            if let error { return end(.failure(readable(error, url: url))) }
+            if case .waiting = mode {
+                // No HTTP response at all (a URL of another scheme): nothing to finalize.
+                return end(.failure(TransportError(URLError(.badServerResponse), url: url)))
+            }
+            if case .writing = mode, let total, written != total {
+                return end(
+                    .failure(
+                        DownloadError(
+                            kind: .inconsistentResponse("got \(written) of \(total) bytes"), path: destination.path)))
+            }
+            // fsync takes milliseconds: off the delegate queue, which every transfer of the client shares.
+            controller.queue.async { self.end(Result { try self.part.finalize() }.map { self.destination }) }
+        }
+        client.start(client.session.dataTask(with: request), handler: handler, for: controller)
+    }
+
+    /// What to do with `response`, for an attempt that asked from `offset` (nil: from the start).
+    private func decide(_ response: HTTPURLResponse, resumingAt offset: Int64?) throws -> Mode {
+        let headers = response.lowercasedHeaders
+        let range = ContentRange(headers["content-range"])
+        switch response.statusCode {
+        case 200..<300 where response.statusCode != 206:
+            if offset != nil { try part.truncate() }
+            try remember(headers, total: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
+            return .writing
+        case 206:
+            guard let offset else {
+                // A range nobody asked for: usable only from the first byte.
+                guard range?.range?.lowerBound == 0, let total = range?.total else {
+                    throw DownloadError(
+                        kind: .inconsistentResponse("a 206 without a Content-Range from byte 0"), path: destination.path
+                    )
+                }
+                try remember(headers, total: total)
+                return .writing
+            }
+            let sameResource =
+                range?.range?.lowerBound == offset && range?.total != nil
+                && (metadata?.total == nil || metadata?.total == range?.total)
+                && (metadata?.etag == nil || headers["etag"] == nil || headers["etag"] == metadata?.etag)
+            guard sameResource else { return .startOver }
+            try part.seek(to: offset)
+            return .writing
+        case 416:
+            guard let offset else { return .errorBody(Data()) }
+            let complete =
+                metadata?.total == offset && (range?.total == nil || range?.total == offset)
+                && metadata?.validator != nil
+            return complete ? .alreadyComplete : .startOver
+        default:
+            return .errorBody(Data())
+        }
+    }
+
+    /// Writes the metadata of the response that starts the `.part`.
+    private func remember(_ headers: [String: String], total: Int64?) throws {
+        let metadata = PartMetadata(
+            url: url.absoluteString, etag: headers["etag"], lastModified: headers["last-modified"], total: total)
+        try part.writeMetadata(metadata)
+        self.metadata = metadata
+    }
+
+    /// Ends the download: closes the `.part` and completes the run on its queue.
+    private func end(_ result: Result<URL, any Error>) {
+        part.close()
+        controller.completeOnQueue(with: result)
     }
 }

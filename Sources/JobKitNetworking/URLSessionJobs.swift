@@ -6,57 +6,63 @@ import JobKit
     import FoundationNetworking
 #endif
 
-extension Job where Value == HTTPResponse {
-    /// Loads `request` with `session`'s configuration; a non-2xx status fails with `HTTPStatusError`.
+extension Job where Value == HTTPReply {
+    /// Loads `request` through `client`; a non-2xx status fails with `HTTPStatusError`, a transport
+    /// failure with `TransportError`.
     ///
     /// Download progress is reported through the controller; cancelling the run cancels the
-    /// `URLSessionTask`.
+    /// `URLSessionTask`. The body is kept in memory: use `download(from:to:client:)` for files. The
+    /// run completes on the queue it was performed on, so `map`, `then` and `decode` closures run
+    /// there — never on the client's delegate queue.
     ///
     /// ```swift
     /// let feed = try await Job.data(for: URLRequest(url: feedURL)).value.body
     /// ```
-    public static func data(for request: URLRequest, session: URLSession = .shared) -> Job<HTTPResponse> {
+    public static func data(for request: URLRequest, client: TransferClient = .shared) -> Job<HTTPReply> {
         Job { controller in
-            let (transfers, delegate) = TransferSessions.session(for: session)
-            controller.start(
-                transfers.dataTask(with: request), handler: .collecting(into: controller), on: delegate)
+            client.start(
+                client.session.dataTask(with: request), handler: .collecting(into: controller, url: request.url),
+                for: controller)
         }
     }
 
     /// Uploads `data` with `method` (default PUT); send progress is reported through the controller.
+    /// Completes on the queue the run was performed on.
     public static func upload(
         data: Data, to url: URL, method: String = "PUT", contentType: String = "application/octet-stream",
-        session: URLSession = .shared
-    ) -> Job<HTTPResponse> {
+        client: TransferClient = .shared
+    ) -> Job<HTTPReply> {
         Job { controller in
-            controller.upload(data, to: url, method: method, contentType: contentType, session: session)
+            let request = URLRequest(upload: url, method: method, contentType: contentType)
+            controller.upload(client.session.uploadTask(with: request, from: data), url: url, client: client)
         }
     }
 
-    /// Uploads the file at `file`; it is read when the run starts.
+    /// Uploads the file at `file`, streamed from disk in small chunks: memory stays bounded whatever
+    /// the file's size. A file that cannot be read fails the run before anything is sent. Completes on
+    /// the queue the run was performed on.
     public static func upload(
         file: URL, to url: URL, method: String = "PUT", contentType: String = "application/octet-stream",
-        session: URLSession = .shared
-    ) -> Job<HTTPResponse> {
+        client: TransferClient = .shared
+    ) -> Job<HTTPReply> {
         Job { controller in
-            do {
-                let data = try Data(contentsOf: file)
-                controller.upload(data, to: url, method: method, contentType: contentType, session: session)
-            } catch {
-                controller.fail(with: error)
+            guard FileManager.default.isReadableFile(atPath: file.path) else {
+                return controller.fail(with: FileReadError(path: file.path))
             }
+            let request = URLRequest(upload: url, method: method, contentType: contentType)
+            controller.upload(client.session.uploadTask(with: request, fromFile: file), url: url, client: client)
         }
     }
 }
 
 extension Job {
     /// Loads `request` and decodes its JSON body as `Value`; a decoding error names the failing field
-    /// (`DecodingFailure.path`).
+    /// (`DecodingFailure.path`). Decoding runs on the queue the run was performed on.
     public static func decode(
-        _ type: Value.Type = Value.self, for request: URLRequest, session: URLSession = .shared,
+        _ type: Value.Type = Value.self, for request: URLRequest, client: TransferClient = .shared,
         decoder: @escaping @Sendable () -> JSONDecoder = { JSONDecoder() }
     ) -> Job<Value> where Value: Decodable {
-        Job<HTTPResponse>.data(for: request, session: session).map { response in
+        Job<HTTPReply>.data(for: request, client: client).map { response in
             do {
                 return try decoder().decode(Value.self, from: response.body)
             } catch {
@@ -66,44 +72,81 @@ extension Job {
     }
 }
 
-extension Job.Controller where Value == HTTPResponse {
-    /// Uploads `data` and completes the run with the response.
-    fileprivate func upload(_ data: Data, to url: URL, method: String, contentType: String, session: URLSession) {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        let (transfers, delegate) = TransferSessions.session(for: session)
-        let handler = TransferHandler.collecting(into: self, reportsReceiving: false)
+extension URLRequest {
+    init(upload url: URL, method: String, contentType: String) {
+        self.init(url: url)
+        httpMethod = method
+        setValue(contentType, forHTTPHeaderField: "Content-Type")
+    }
+}
+
+/// A file to upload that cannot be read.
+public struct FileReadError: Error, LocalizedError, CustomStringConvertible {
+    /// The file.
+    public let path: String
+
+    public var errorDescription: String? { "cannot read \(path): no such readable file" }
+    public var description: String { errorDescription! }
+}
+
+extension Job.Controller where Value == HTTPReply {
+    /// Runs the upload `task` and completes the run with the response.
+    fileprivate func upload(_ task: URLSessionUploadTask, url: URL, client: TransferClient) {
+        let handler = TransferHandler.collecting(into: self, url: url, reportsReceiving: false)
         handler.onSent = { sent, expected in
-            if expected > 0 { report(progress: Double(sent) / Double(expected)) }
+            if expected > 0 { report(progress: min(1, Double(sent) / Double(expected))) }
         }
-        start(transfers.uploadTask(with: request, from: data), handler: handler, on: delegate)
+        client.start(task, handler: handler, for: self)
     }
 }
 
 extension TransferHandler {
     /// Collects the body in memory and completes `controller` with the validated response.
     static func collecting(
-        into controller: Job<HTTPResponse>.Controller, reportsReceiving: Bool = true
+        into controller: Job<HTTPReply>.Controller, url: URL?, reportsReceiving: Bool = true
     ) -> TransferHandler {
         let handler = TransferHandler()
         var body = Data()
         var expected: Int64 = -1
-        handler.onResponse = { expected = $0.expectedContentLength }
+        var reported: Int64 = -1
+        handler.onResponse = {
+            expected = $0.expectedContentLength
+            return true
+        }
         handler.onData = { data in
             body.append(data)
-            if reportsReceiving, expected > 0 { controller.report(progress: Double(body.count) / Double(expected)) }
+            // At most a thousand progress reports a transfer.
+            if reportsReceiving, expected > 0, Int64(body.count) * 1000 / expected != reported {
+                reported = Int64(body.count) * 1000 / expected
+                controller.report(progress: min(1, Double(body.count) / Double(expected)))
+            }
         }
-        handler.onComplete = { response, error in controller.complete(with: validated(body, response, error)) }
+        handler.onComplete = { response, error in
+            controller.completeOnQueue(with: validated(body, response, error, url: url))
+        }
         return handler
     }
 }
 
-/// Turns a transfer's end into a result: transport errors as they are, non-2xx statuses as
+/// Turns a transfer's end into a result: transport errors as `TransportError`, non-2xx statuses as
 /// `HTTPStatusError`.
-func validated(_ data: Data, _ response: URLResponse?, _ error: (any Error)?) -> Result<HTTPResponse, any Error> {
-    if let error { return .failure(error) }
-    guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
-    let response = HTTPResponse(http, body: data)
+func validated(_ data: Data, _ response: URLResponse?, _ error: (any Error)?, url: URL?) -> Result<HTTPReply, any Error>
+{
+    if let error { return .failure(readable(error, url: url)) }
+    guard let http = response as? HTTPURLResponse else {
+        return .failure(TransportError(URLError(.badServerResponse), url: url))
+    }
+    let response = HTTPReply(http, body: data)
     return (200..<300).contains(response.status) ? .success(response) : .failure(HTTPStatusError(response))
+}
+
+/// `error` as one of this module's readable errors.
+func readable(_ error: any Error, url: URL?) -> any Error {
+    if let urlError = error as? URLError { return TransportError(urlError, url: url) }
+    let nsError = error as NSError
+    if nsError.domain == NSURLErrorDomain {
+        return TransportError(
+            URLError(URLError.Code(rawValue: nsError.code) ?? .unknown, userInfo: nsError.userInfo), url: url)
+    }
+    return error
 }

@@ -69,7 +69,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
     @Test func downloadProgressIsReportedLiveAndNeverGoesBack() async throws {
         try await withFixture { fixture in
             let data = Data(count: 256 * 1024)
-            _ = try await Job<HTTPResponse>.upload(data: data, to: fixture.url("media/slow.bin")).value
+            _ = try await Job<HTTPReply>.upload(data: data, to: fixture.url("media/slow.bin")).value
             let destination = fixture.root.appendingPathComponent("slow.copy")
             let job = Job<URL>.download(from: fixture.url("downloads/slow.bin?chunk-ms=20"), to: destination)
             let handle = job.perform(resultQueue: .global()) { _ in }
@@ -102,7 +102,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
         }
     }
 
-    @Test func aPartFileIsResumedWithARangeRequest() async throws {
+    @Test func aPartWithoutMetadataIsDownloadedAfreshByteExact() async throws {
         try await withFixture { fixture in
             let bytes = try fixture.makeFile("resume.bin", count: 200_000)
             let destination = fixture.root.appendingPathComponent("resume.copy")
@@ -116,13 +116,13 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
     @Test func uploadsArriveByteExact() async throws {
         try await withFixture { fixture in
             let data = Data((0..<500_000).map { UInt8(truncatingIfNeeded: $0) })
-            let response = try await Job<HTTPResponse>.upload(data: data, to: fixture.url("media/upload.bin")).value
+            let response = try await Job<HTTPReply>.upload(data: data, to: fixture.url("media/upload.bin")).value
             let stored = try Data(contentsOf: fixture.root.appendingPathComponent("media/upload.bin"))
             #expect(response.status == 201)
             #expect(stored == data)
             let file = fixture.root.appendingPathComponent("local.bin")
             try data.prefix(1234).write(to: file)
-            _ = try await Job<HTTPResponse>.upload(file: file, to: fixture.url("media/from-file.bin")).value
+            _ = try await Job<HTTPReply>.upload(file: file, to: fixture.url("media/from-file.bin")).value
             let storedFile = try Data(contentsOf: fixture.root.appendingPathComponent("media/from-file.bin"))
             #expect(storedFile == data.prefix(1234))
         }
@@ -131,7 +131,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
     @Test func statusErrorsAreTyped() async throws {
         try await withFixture { fixture in
             let result = await Task {
-                try await Job<HTTPResponse>.data(for: URLRequest(url: fixture.url("products/0"))).value
+                try await Job<HTTPReply>.data(for: URLRequest(url: fixture.url("products/0"))).value
             }
             .result
             let error = try #require(result.failureError as? HTTPStatusError)
@@ -161,7 +161,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
         try await withFixture { fixture in
             fixture.server.faults.failNext(2, status: 503, retryAfterSeconds: 3)
             let scheduler = TestScheduler()
-            let job = Job<HTTPResponse>.data(for: URLRequest(url: fixture.url("products/1")))
+            let job = Job<HTTPReply>.data(for: URLRequest(url: fixture.url("products/1")))
                 .retryingTransientFailures(attempts: 3, backoff: .constant(.milliseconds(10)), scheduler: scheduler)
             let waiter = Task { try await job.value }
             for _ in 0..<2 {

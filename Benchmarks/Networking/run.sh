@@ -1,0 +1,83 @@
+#!/bin/sh
+# Loopback download benchmarks at width 8: curl --parallel, a plain URLSession program and
+# JobKitNetworking, for 200 x 1 MiB and 8 x 100 MiB, against nginx (Debian's /usr/sbin/nginx) when
+# it is installed. One run each; prints wall time, peak RSS and the connections nginx saw.
+#   Benchmarks/Networking/run.sh            (from the repository root; not part of CI)
+#   RUNS=3 SETS=small Benchmarks/Networking/run.sh   (repeat; only the 200 x 1 MiB set)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+width=8
+port=${PORT:-18481}
+work=$(mktemp -d /tmp/jobkit-netbench.XXXXXX)
+trap 'kill "$nginx_pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+
+(cd "$here/.." && swift build -c release --product NetworkingBench >/dev/null)
+bench="$(cd "$here/.." && swift build -c release --show-bin-path)/NetworkingBench"
+
+mkdir -p "$work/root" "$work/out" "$work/logs"
+for i in $(seq 0 199); do head -c 1048576 /dev/urandom > "$work/root/small$i"; done
+for i in $(seq 0 7); do head -c 104857600 /dev/urandom > "$work/root/big$i"; done
+
+nginx=/usr/sbin/nginx
+[ -x "$nginx" ] || { echo "nginx not found at $nginx: install Debian's nginx package" >&2; exit 1; }
+cat > "$work/nginx.conf" <<CONF
+user root;
+worker_processes 1;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/logs/error.log;
+events { worker_connections 1024; }
+http {
+    log_format connections '\$connection';
+    access_log $work/logs/access.log connections;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$port;
+        root $work/root;
+    }
+}
+CONF
+"$nginx" -c "$work/nginx.conf" -p "$work" &
+nginx_pid=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/small0" -o /dev/null && break; sleep 0.1; done
+
+# run NAME PREFIX COUNT COMMAND...: times COMMAND, counts nginx's connections, checks the files.
+run() {
+    name=$1 prefix=$2 count=$3
+    shift 3
+    rm -rf "$work/out" && mkdir -p "$work/out"
+    : > "$work/logs/access.log"
+    sync
+    /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$@" > /dev/null
+    read -r wall rss user system < "$work/time"
+    connections=$(sort -u "$work/logs/access.log" | wc -l)
+    for i in $(seq 0 $((count - 1))); do
+        cmp -s "$work/root/$prefix$i" "$work/out/$prefix$i" || { echo "$name: $prefix$i differs" >&2; exit 1; }
+    done
+    printf '| %-22s | %-13s | %7.2f s | %8.2f s | %6d MB | %11d |\n' "$name" "$count x $prefix" "$wall" \
+        "$(echo "$user + $system" | bc)" "$((rss / 1024))" "$connections"
+}
+
+curl_config() {
+    prefix=$1 count=$2
+    for i in $(seq 0 $((count - 1))); do
+        printf 'url = "http://127.0.0.1:%s/%s%d"\noutput = "%s/out/%s%d"\n' "$port" "$prefix" "$i" "$work" "$prefix" "$i"
+    done > "$work/curl-$prefix.conf"
+}
+curl_config small 200
+curl_config big 8
+
+echo "| program                | set           |      wall |       CPU | peak RSS | connections |"
+echo "|------------------------|---------------|-----------|-----------|----------|-------------|"
+for round in $(seq 1 "${RUNS:-1}"); do
+    for set_name in ${SETS:-small big}; do
+        case $set_name in small) files=200 ;; big) files=8 ;; *) echo "unknown set $set_name" >&2; exit 2 ;; esac
+        url="http://127.0.0.1:$port/"
+        run "curl --parallel" "$set_name" $files curl -s --no-progress-meter --parallel --parallel-max $width \
+            -K "$work/curl-$set_name.conf"
+        run "plain URLSession" "$set_name" $files "$bench" plain "$url" "$set_name" $files "$work/out" $width
+        run "JobKit" "$set_name" $files "$bench" jobkit "$url" "$set_name" $files "$work/out" $width
+    done
+done

@@ -1,0 +1,279 @@
+import Foundation
+import JobKit
+import JobKitNetworking
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A fresh folder for one test.
+func scratchFolder() throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-net-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}
+
+/// Deterministic bytes, different for each `seed`.
+func pattern(_ count: Int, seed: Int = 1) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &* 101) })
+}
+
+/// The result of awaiting `job`.
+func outcome<Value: Sendable>(of job: Job<Value>) async -> Result<Value, any Error> {
+    await Task { try await job.value }.result
+}
+
+/// Writes a `.part` and its metadata as an interrupted download of `url` would have left them.
+func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, total: Int?) throws {
+    try bytes.write(to: destination.appendingPathExtension("part"))
+    var metadata: [String: Any] = ["url": url.absoluteString]
+    if let etag { metadata["etag"] = etag }
+    if let total { metadata["total"] = total }
+    try JSONSerialization.data(withJSONObject: metadata).write(
+        to: URL(fileURLWithPath: destination.path + ".part.meta"))
+}
+
+@Suite struct DownloadSafetyTests {
+    @Test func aDirectoryAsDestinationFailsBeforeAnyRequestAndIsLeftIntact() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let destination = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: destination.appendingPathComponent("keep.jpg"))
+
+        let result = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+
+        let error = try #require(result.failureError as? DownloadError)
+        #expect(error.kind == .destinationIsDirectory)
+        #expect(error.localizedDescription.contains("photos: it is a directory"))
+        #expect(server.requests.isEmpty)
+        let kept = try Data(contentsOf: destination.appendingPathComponent("keep.jpg"))
+        #expect(kept == Data("precious".utf8))
+    }
+
+    @Test func aMissingFolderFailsBeforeAnyRequestWithAReadableError() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
+        defer { server.stop() }
+        let folder = try scratchFolder().appendingPathComponent("missing")
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: folder.appendingPathComponent("file.bin")))
+
+        let error = try #require(result.failureError as? DownloadError)
+        #expect(error.kind == .folderMissing)
+        #expect(error.localizedDescription == "cannot download into \(folder.path): no such folder")
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root may write anywhere"))
+    func aReadOnlyFolderFailsBeforeAnyRequest() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: folder.appendingPathComponent("file.bin")))
+
+        #expect((result.failureError as? DownloadError)?.kind == .folderNotWritable)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func aSecondDownloadToTheSameDestinationFailsAtOnce() async throws {
+        let release = Gate()
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+        let bytes = pattern(10_000)
+        let server = try ScriptedServer { _, _ in
+            arrived.yield()
+            return .waiting(for: release, then: .respond(200, body: bytes))
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("same.bin")
+        let first = Task { try await Job<URL>.download(from: server.url("file"), to: destination).value }
+        for await _ in arrivals { break }
+
+        let second = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+
+        let error = try #require(second.failureError as? DownloadError)
+        #expect(error.kind == .destinationBusy)
+        #expect(error.localizedDescription.contains("another download to it is running"))
+        release.open()
+        _ = try await first.value
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func aPartOfAnEarlierVersionIsNotResumed() async throws {
+        // The file changed on the server since the `.part` was written: the server, honouring
+        // `If-Range`, answers 200 with the new version, which replaces the stale prefix.
+        let old = pattern(100_000, seed: 1)
+        let new = pattern(100_000, seed: 2)
+        let server = try ScriptedServer { request, _ in
+            if request.headers["if-range"] == "\"v2\"", let start = request.rangeStart {
+                return .respond(
+                    206, headers: ["ETag": "\"v2\"", "Content-Range": "bytes \(start)-99999/100000"],
+                    body: new.dropFirst(start))
+            }
+            return .respond(200, headers: ["ETag": "\"v2\""], body: new)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("changed.bin")
+        try leavePart(old.prefix(40_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 100_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == new)
+        #expect(server.requests.first?.headers["if-range"] == "\"v1\"")
+        #expect(server.requests.first?.headers["range"] == "bytes=40000-")
+        #expect(!FileManager.default.fileExists(atPath: destination.path + ".part.meta"))
+    }
+
+    @Test func aRangeThatDoesNotContinueThePartStartsOver() async throws {
+        // A server that ignores `If-Range` and answers a different range and total: the 206 is
+        // refused and the download starts over from zero.
+        let new = pattern(80_000, seed: 3)
+        let server = try ScriptedServer { request, _ in
+            if request.rangeStart != nil {
+                return .respond(
+                    206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 10-79999/80000"], body: new.dropFirst(10))
+            }
+            return .respond(200, headers: ["ETag": "\"v1\""], body: new)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("lying.bin")
+        try leavePart(Data(count: 30_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 100_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == new)
+        #expect(server.requests.map(\.headers["range"]) == ["bytes=30000-", nil])
+    }
+
+    @Test func aPartWithoutAValidatorStartsOverUnlessBlindResumeIsAsked() async throws {
+        let bytes = pattern(50_000)
+        let server = try ScriptedServer { request, _ in
+            if let start = request.rangeStart {
+                return .respond(
+                    206, headers: ["Content-Range": "bytes \(start)-49999/50000"], body: bytes.dropFirst(start))
+            }
+            return .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let careful = folder.appendingPathComponent("careful.bin")
+        try bytes.prefix(20_000).write(to: careful.appendingPathExtension("part"))
+        _ = try await Job<URL>.download(from: server.url("file"), to: careful).value
+        let blind = folder.appendingPathComponent("blind.bin")
+        try bytes.prefix(20_000).write(to: blind.appendingPathExtension("part"))
+        _ = try await Job<URL>.download(from: server.url("file"), to: blind, blindResume: true).value
+
+        #expect(try Data(contentsOf: careful) == bytes)
+        #expect(try Data(contentsOf: blind) == bytes)
+        #expect(server.requests.map(\.headers["range"]) == [nil, "bytes=20000-"])
+    }
+
+    @Test func aCompletePartAnswered416IsFinalized() async throws {
+        let bytes = pattern(64_000)
+        let server = try ScriptedServer { _, _ in
+            .respond(416, headers: ["Content-Range": "bytes */64000"])
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("complete.bin")
+        try leavePart(bytes, of: server.url("file"), at: destination, etag: "\"e\"", total: 64_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: destination.path + ".part"))
+    }
+
+    @Test func aShortPartAnswered416StartsOver() async throws {
+        let bytes = pattern(64_000)
+        let server = try ScriptedServer { request, _ in
+            request.rangeStart != nil
+                ? .respond(416, headers: ["Content-Range": "bytes */64000"])
+                : .respond(200, headers: ["ETag": "\"e\""], body: bytes)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("short.bin")
+        try leavePart(bytes.prefix(1000), of: server.url("file"), at: destination, etag: "\"e\"", total: 70_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func aDroppedConnectionIsRetriedAndResumesWhereThePartEnds() async throws {
+        let bytes = pattern(200_000)
+        let server = try ScriptedServer { request, index in
+            if index == 0 { return .drop(headers: ["ETag": "\"a\""], body: bytes, sent: 70_000) }
+            guard let start = request.rangeStart, request.headers["if-range"] == "\"a\"" else {
+                return .respond(200, headers: ["ETag": "\"a\""], body: bytes)
+            }
+            return .respond(
+                206, headers: ["ETag": "\"a\"", "Content-Range": "bytes \(start)-199999/200000"],
+                body: bytes.dropFirst(start))
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("dropped.bin")
+        let dropped = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+        let error = try #require(dropped.failureError)
+        #expect(TransientFailure.isTransient(error), "\(error)")
+        #expect(error.localizedDescription.contains(server.url("file").absoluteString))
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination)
+            .retryingTransientFailures(backoff: .none).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.count == 2)
+        #expect(server.requests.last?.headers["range"] == "bytes=70000-")
+    }
+
+    @Test func aDroppedConnectionFailsAndIsRetriedByRetryingTransientFailures() async throws {
+        let bytes = pattern(120_000)
+        let server = try ScriptedServer { _, index in
+            index == 0 ? .drop(body: bytes, sent: 1000) : .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let reply = try await Job<HTTPReply>.data(for: URLRequest(url: server.url("data")))
+            .retryingTransientFailures(backoff: .none).value
+        #expect(reply.body == bytes)
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func cancellingADownloadAtAnyPointKeepsOnlyThePartAndReleasesTheDestination() async throws {
+        let release = Gate()
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+        let bytes = pattern(30_000)
+        let server = try ScriptedServer { _, index in
+            if index == 0 {
+                arrived.yield()
+                return .waiting(for: release, then: .respond(200, body: bytes))
+            }
+            return .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("cancelled.bin")
+        let (results, sink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
+        let handle = Job<URL>.download(from: server.url("file"), to: destination)
+            .perform(resultQueue: .global()) { sink.yield($0) }
+        for await _ in arrivals { break }
+        handle.cancel()
+        var iterator = results.makeAsyncIterator()
+        let result = await iterator.next()
+        #expect((result?.failureError as? JobError) == .cancelled)
+        release.open()
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        // Cancelling before the body even starts runs nothing at all.
+        let early = Job<URL>.download(from: server.url("file"), to: destination).perform(on: .main) { _ in }
+        early.cancel()
+        // The destination is free again: the next download proceeds.
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        #expect(try Data(contentsOf: destination) == bytes)
+    }
+}
