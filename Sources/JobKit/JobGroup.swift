@@ -81,9 +81,7 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         }
         guard let children = state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
         for (run, child) in zip(runs, children) { run.adopt(child) }
-        for (index, run) in zip(range, runs) {
-            run.start()
-        }
+        for run in runs { run.start() }
     }
 
     private func makeRun(at index: Int) -> Run<Element> {
