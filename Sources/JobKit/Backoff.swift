@@ -21,7 +21,7 @@ public enum Backoff: Sendable, Equatable {
         case .none:
             return .zero
         case .constant(let delay):
-            return delay
+            return max(delay, .zero)
         case .exponential(let initial, let multiplier, let maximum, let jitter):
             let growth = Foundation.pow(multiplier, retry > 1 ? Double(retry - 1) : 0)
             let base = min(seconds(initial) * growth, seconds(maximum))

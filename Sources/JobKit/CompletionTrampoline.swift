@@ -6,18 +6,27 @@
     import Musl
 #endif
 
-/// Runs completions iteratively, so that a completion that completes another run never deepens the
-/// stack — the way SwiftNIO runs a future's callback list.
+/// Runs completions, progress notices and cancellation cascades iteratively, so that a run that
+/// completes, reports to or cancels another run never deepens the stack — the way SwiftNIO runs a
+/// future's callback list.
 ///
-/// The first completion on a thread runs at once and then drains, in order, every completion that
-/// was handed over while it ran; a nested one is queued on the thread and runs after the one that
-/// caused it returns. So a recursive chain a million levels deep unwinds in a loop, not in a million
-/// frames, and every completion still runs before the outermost call returns.
+/// - A completion (or progress notice) delivered on a thread that is already running one is queued
+///   on the thread and runs after the one that caused it returns, in order.
+/// - A cancellation runs at once, with its handlers and the run's completion, and then — before
+///   `cancel()` returns — every cancellation it cascades to (children, members, losers), one after
+///   another in a loop: so the `onCancel` handlers of a whole cancelled tree have run when `cancel()`
+///   returns, even when it is called from inside a completion. Completions it causes are queued.
+///
+/// Every queued item runs before the outermost call on the thread returns.
 enum CompletionTrampoline {
-    /// The completions waiting on one thread.
+    /// The work waiting on one thread.
     private final class Frame {
         var isDraining = false
-        var pending: [() -> Void] = []
+        var isCancelling = false
+        var completions: [() -> Void] = []
+        var cancellations: [() -> Void] = []
+        var isReleasing = false
+        var releases: [Any] = []
     }
 
     private static let key: pthread_key_t = {
@@ -42,23 +51,70 @@ enum CompletionTrampoline {
         return frame
     }
 
-    /// Calls `completion(value)` now, or — when called from inside another completion on this
-    /// thread — as soon as that one returns.
+    /// Calls `completion(value)` now, or — when called from inside another item on this thread —
+    /// as soon as that one returns.
     @inline(__always)
     static func deliver<T>(_ value: T, to completion: @escaping (T) -> Void) {
         let frame = currentFrame
         if frame.isDraining {
-            frame.pending.append { completion(value) }
+            frame.completions.append { completion(value) }
             return
         }
         frame.isDraining = true
         completion(value)
-        while !frame.pending.isEmpty {
-            let batch = frame.pending
-            frame.pending = []
-            for next in batch { next() }
-        }
+        drain(frame)
         frame.isDraining = false
+    }
+
+    /// Runs `cancellation` (one run's cancel handlers, notice and completion) now, then every
+    /// cancellation it cascades to; a cascaded one is queued and run by that loop.
+    static func cancel(_ cancellation: @escaping () -> Void) {
+        let frame = currentFrame
+        if frame.isCancelling {
+            frame.cancellations.append(cancellation)
+            return
+        }
+        let wasDraining = frame.isDraining
+        frame.isDraining = true
+        frame.isCancelling = true
+        cancellation()
+        runCancellations(frame)
+        frame.isCancelling = false
+        if !wasDraining {
+            drain(frame)
+            frame.isDraining = false
+        }
+    }
+
+    private static func runCancellations(_ frame: Frame) {
+        while !frame.cancellations.isEmpty {
+            let batch = frame.cancellations
+            frame.cancellations = []
+            for cancellation in batch { cancellation() }
+        }
+    }
+
+    private static func drain(_ frame: Frame) {
+        while !frame.completions.isEmpty {
+            let batch = frame.completions
+            frame.completions = []
+            for completion in batch { completion() }
+        }
+    }
+
+    /// Drops `payload` — the last reference to something that may hold a long nest of jobs — in a
+    /// loop: a payload released while another is being dropped on this thread waits its turn, so
+    /// releasing a job nested 1,000,000 levels deep takes constant stack.
+    static func release(_ payload: consuming Any) {
+        let frame = currentFrame
+        // Moved, not copied: the caller's reference must not outlive the loop below.
+        frame.releases.append(consume payload)
+        guard !frame.isReleasing else { return }
+        frame.isReleasing = true
+        while let next = frame.releases.popLast() {
+            _ = consume next
+        }
+        frame.isReleasing = false
     }
 
     /// Whether a completion is running on this thread (for tests).

@@ -12,6 +12,9 @@ extension Job {
     ///
     /// Recursion is fine at any depth: when the last step makes another chain (or a `recover`), the
     /// run is handed over to it as a tail call, so a polling or paging loop holds one level at a time.
+    /// Its progress then fills what is left of the chain's share each time — it approaches 1.0
+    /// geometrically, as a recursion of unknown depth must. A named or traced level is not a tail
+    /// call (its run is kept to be traced): it costs memory per level, never stack.
     ///
     /// ```swift
     /// func page(_ n: Int) -> Job<Int> {
@@ -39,9 +42,10 @@ extension Job {
     /// let feed = network.recover { _ in cache.feedJob() }
     /// ```
     public func recover(_ handler: @escaping @Sendable (any Error) throws -> Job<Value>) -> Job<Value> {
+        let inner = Nested(self)
         var job = Job { controller in
             let children = ChildRuns(of: controller)
-            children.start(self, progress: .whole) { result in
+            children.start(inner.value, progress: .whole) { result in
                 guard case .recover(let error) = RecoverDecision(result) else { return controller.resolve(result) }
                 let recovery: Job<Value>
                 do {
@@ -63,8 +67,9 @@ extension Job {
 
     /// Replaces a failure's error, for example to wrap a low-level error in a domain one.
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Job<Value> {
-        Job { controller in
-            ChildRuns(of: controller).start(self, progress: .whole) { result in
+        let inner = Nested(self)
+        return Job { controller in
+            ChildRuns(of: controller).start(inner.value, progress: .whole) { result in
                 controller.resolve(
                     result.mapError { error in
                         (error as? JobError) == .cancelled ? error : transform(error)

@@ -15,7 +15,9 @@ extension Job {
     /// An empty array fails with `JobError.noJobs`.
     public static func race(_ jobs: [Job<Value>]) -> Job<Value> {
         guard !jobs.isEmpty else { return .failure(JobError.noJobs) }
+        let members = Nested(jobs)
         return Job { controller in
+            let jobs = members.value
             let race = RaceExecution(rule: .firstCompletion, count: jobs.count, controller: controller)
             for (index, job) in jobs.enumerated() { race.start(job, at: index) }
         }
@@ -27,7 +29,9 @@ extension Job {
     /// An empty array fails with `JobError.noJobs`.
     public static func firstSuccess(_ jobs: [Job<Value>]) -> Job<Value> {
         guard !jobs.isEmpty else { return .failure(JobError.noJobs) }
+        let members = Nested(jobs)
         return Job { controller in
+            let jobs = members.value
             let race = RaceExecution(rule: .firstSuccess, count: jobs.count, controller: controller)
             for (index, job) in jobs.enumerated() { race.start(job, at: index) }
         }

@@ -18,11 +18,12 @@ extension Job {
         scheduler: any JobScheduler = .dispatch,
         when shouldRetry: @escaping @Sendable (any Error) -> Bool = { _ in true }
     ) -> Job<Value> {
-        Job { controller in
+        let inner = Nested(self)
+        return Job { controller in
             let children = ChildRuns(of: controller)
             let state = LockedBox.make(RetryStateMachine(attempts: attempts))
             @Sendable func attempt() {
-                children.start(self, progress: .whole) { result in
+                children.start(inner.value, progress: .whole) { result in
                     var action = state.withLock { $0.attemptCompleted(failed: result.failureToRetry) }
                     if case .askPolicy(let error) = action {
                         var wait = backoff.delay(beforeRetry: state.withLock { $0.attempt })

@@ -2,10 +2,11 @@ extension Job {
     /// Starts this job `delay` after the run starts. Cancelling during the delay cancels the timer;
     /// the job then never starts.
     public func delay(_ delay: Duration, scheduler: any JobScheduler = .dispatch) -> Job<Value> {
-        Job { controller in
+        let inner = Nested(self)
+        return Job { controller in
             let children = ChildRuns(of: controller)
             children.schedule(after: delay, on: scheduler) {
-                children.start(self, progress: .whole) { controller.resolve($0) }
+                children.start(inner.value, progress: .whole) { controller.resolve($0) }
             }
         }
     }
@@ -19,10 +20,11 @@ extension Job {
     /// let product = loadProduct(id).timeout(.seconds(10))
     /// ```
     public func timeout(_ limit: Duration, scheduler: any JobScheduler = .dispatch) -> Job<Value> {
-        Job { controller in
+        let inner = Nested(self)
+        return Job { controller in
             let race = RaceExecution(rule: .firstCompletion, count: 1, controller: controller)
             race.startTimer(after: limit, on: scheduler)
-            race.start(self, at: 0, progress: .whole)
+            race.start(inner.value, at: 0, progress: .whole)
         }
     }
 }

@@ -25,7 +25,8 @@ extension Job: ErasedJob {
 /// One link of a flattened `then`/`map` chain: `a.then(f).map(g)` is one job with links
 /// `[head a, step f, map g]`, not three nested jobs, so that a chain of a million links is built,
 /// run and released in constant stack.
-// Safety: `previous` is written only by `init` and by `deinit`, when this link has a single owner.
+// Safety: `previous` and `storedKind` are written only by `init` and by `deinit`, when this link has
+// a single owner.
 final class ChainLink: @unchecked Sendable {
     enum Kind {
         /// The first job of the chain.
@@ -37,20 +38,20 @@ final class ChainLink: @unchecked Sendable {
     }
 
     private(set) var previous: ChainLink?
-    let kind: Kind
+    private var storedKind: Kind?
+
+    var kind: Kind { storedKind.unsafelyUnwrapped }
 
     init(previous: ChainLink?, kind: Kind) {
         self.previous = previous
-        self.kind = kind
+        self.storedKind = kind
     }
 
     deinit {
-        // Release the links before this one iteratively: a recursive release of a million links
-        // would overflow the stack.
-        var next = previous.take()
-        while next != nil, isKnownUniquelyReferenced(&next) {
-            next = next!.previous.take()
-        }
+        // Released in a loop, not recursively: a chain of a million links, or a head that is itself
+        // a deep nest of jobs, would otherwise overflow the stack.
+        CompletionTrampoline.release(previous.take() as Any)
+        CompletionTrampoline.release(storedKind.take() as Any)
     }
 
     /// The links from the head to this one.

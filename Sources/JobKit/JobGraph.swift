@@ -88,9 +88,9 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
         guard limit >= 1 else {
             return .failure(JobError.invalidArgument("maxConcurrent must be at least 1, got \(limit)"))
         }
-        let graph = self
+        let graph = Nested(self)
         return Job { controller in
-            JobGraphExecution(graph: graph, limit: limit, policy: policy, controller: controller).start()
+            JobGraphExecution(graph: graph.value, limit: limit, policy: policy, controller: controller).start()
         }
     }
 

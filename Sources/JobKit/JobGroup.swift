@@ -9,7 +9,8 @@ import Dispatch
 final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable {
     typealias Results = [Result<Element, any Error>]
 
-    private let jobs: [Job<Element>]
+    /// The members, released iteratively (a member may itself be a deep nest of jobs).
+    private let members: Nested<[Job<Element>]>
     private let queue: DispatchQueue
     /// The group's own run's trace context, inherited by its members (read once, not per member).
     private let parentTrace: TraceContext?
@@ -18,14 +19,14 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     private let onFail: @Sendable (any Error) -> Void
 
     private init(
-        jobs: [Job<Element>],
+        members: Nested<[Job<Element>]>,
         queue: DispatchQueue,
         parent: any AnyRun,
         machine: JobGroupStateMachine<Element>,
         onFinish: @escaping @Sendable (Results) -> Void,
         onFail: @escaping @Sendable (any Error) -> Void
     ) {
-        self.jobs = jobs
+        self.members = members
         self.queue = queue
         self.parentTrace = parent.trace
         self.state = LockedBox.make(machine)
@@ -45,11 +46,13 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         guard limit >= 1 else {
             return .failure(JobError.invalidArgument("maxConcurrent must be at least 1, got \(limit)"))
         }
+        let members = Nested(jobs)
+        let count = jobs.count
         return Job<Value> { controller in
             let machine = JobGroupStateMachine<Element>(
-                policy: policy, count: jobs.count, limit: limit, keepsResults: keepsResults)
+                policy: policy, count: count, limit: limit, keepsResults: keepsResults)
             let group = JobGroup(
-                jobs: jobs, queue: controller.queue, parent: controller.run, machine: machine,
+                members: members, queue: controller.queue, parent: controller.run, machine: machine,
                 onFinish: { results in controller.complete(with: Result { try transform(results) }) },
                 onFail: { error in controller.fail(with: error) })
             controller.onCancel { group.cancel() }
@@ -85,7 +88,9 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     }
 
     private func makeRun(at index: Int) -> Run<Element> {
-        jobs[index].makeRun(on: queue, parentTrace: parentTrace) { [self] in memberCompleted(at: index, with: $0) }
+        members.value[index].makeRun(on: queue, parentTrace: parentTrace) { [self] in
+            memberCompleted(at: index, with: $0)
+        }
     }
 
     /// The common case of a sequence or a bounded group: one member starts as another ends.
@@ -115,7 +120,7 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     }
 
     func attachChildren(to parent: ProgressReporter) {
-        let count = jobs.count
+        let count = members.value.count
         // Foundation on Linux traps on a `totalUnitCount` of 0: an empty group keeps its own units.
         guard count > 0 else { return }
         parent.progress.totalUnitCount = Int64(count)

@@ -21,6 +21,9 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     /// Ids in the order they were added; an entry that ended or is no longer pending under that
     /// sequence is skipped when it reaches the front.
     private var pendingOrder = Deque<(id: ID, sequence: UInt64)>()
+    /// Slots in `pendingOrder` of jobs that ended while pending: compacted away once they outnumber
+    /// the live ones, so the deque stays within twice the pending count (plus 64).
+    private var staleSlots = 0
     private(set) var pendingCount = 0
     private(set) var runningCount = 0
     private var nextSequence: UInt64 = 0
@@ -31,7 +34,8 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     /// How many jobs ended since the queue was made.
     private(set) var finishedCount = 0
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var cancelledWaiters: Set<Int> = []
+    /// Tokens handed out and not yet resolved (resumed, or cancelled before they waited).
+    private var openWaiters: Set<Int> = []
     private var nextWaiter = 0
 
     init(limit: Int, historyLimit: Int) {
@@ -71,7 +75,13 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     mutating func completed(_ id: ID, sequence: UInt64) -> Completion {
         guard let entry = entries[id], entry.sequence == sequence else { return Completion() }
         entries[id] = nil
-        if entry.startedAt == nil { pendingCount -= 1 } else { runningCount -= 1 }
+        if entry.startedAt == nil {
+            pendingCount -= 1
+            staleSlots += 1
+            compactPendingOrderIfStale()
+        } else {
+            runningCount -= 1
+        }
         finishedCount += 1
         if historyLimit > 0 {
             history.append(id)
@@ -80,8 +90,10 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
         var completion = Completion(start: claimStarts())
         if entries.isEmpty {
             pendingOrder = Deque()  // only stale slots of cancelled jobs can be left
+            staleSlots = 0
             completion.drained = true
             completion.waiters = Array(waiters.values)
+            for token in waiters.keys { openWaiters.remove(token) }
             waiters = [:]
         }
         return completion
@@ -125,22 +137,29 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
 
     mutating func makeWaiterToken() -> Int {
         nextWaiter += 1
+        openWaiters.insert(nextWaiter)
         return nextWaiter
     }
 
     /// Returns `true` when the waiter must be resumed at once (idle, or its task was cancelled).
     mutating func addWaiter(_ token: Int, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        if entries.isEmpty || cancelledWaiters.remove(token) != nil { return true }
+        guard !entries.isEmpty, openWaiters.contains(token) else {
+            openWaiters.remove(token)
+            return true
+        }
         waiters[token] = continuation
         return false
     }
 
-    /// The waiting task was cancelled: returns its continuation to resume, if it was waiting.
+    /// The waiting task was cancelled: returns its continuation to resume, if it was waiting. A
+    /// token already resumed is forgotten; one not yet waiting is closed, so that it resumes at once.
     mutating func cancelWaiter(_ token: Int) -> CheckedContinuation<Void, Never>? {
-        if let continuation = waiters.removeValue(forKey: token) { return continuation }
-        cancelledWaiters.insert(token)
-        return nil
+        openWaiters.remove(token)
+        return waiters.removeValue(forKey: token)
     }
+
+    /// How many slots the pending deque holds, live and stale (for tests).
+    var pendingSlotCount: Int { pendingOrder.count }
 
     // MARK: Starting
 
@@ -149,10 +168,21 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
         return entry.sequence == slot.sequence && entry.startedAt == nil
     }
 
+    private mutating func compactPendingOrderIfStale() {
+        guard staleSlots > 64, staleSlots > pendingCount else { return }
+        var live = Deque<(id: ID, sequence: UInt64)>()
+        for slot in pendingOrder.elements where isPending(slot) { live.append(slot) }
+        pendingOrder = live
+        staleSlots = 0
+    }
+
     private mutating func claimStarts() -> [Item] {
         var starts: [Item] = []
         while !isPaused, runningCount < limit, let slot = pendingOrder.popFirst() {
-            guard isPending(slot) else { continue }
+            guard isPending(slot) else {
+                staleSlots -= 1
+                continue
+            }
             nextStart += 1
             entries[slot.id]?.startedAt = nextStart
             pendingCount -= 1

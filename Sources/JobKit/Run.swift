@@ -106,14 +106,15 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         }
     }
 
-    /// Cancels the run; the handlers, the notice and the completion go through the
+    /// Cancels the run: its handlers, notice and completion run before this returns, and so do
+    /// those of every run the cancellation cascades to — iteratively, through the
     /// `CompletionTrampoline`, so that cancelling a deep composition never deepens the stack.
     func cancel() {
         guard case .cancel(let handlers, let completion, let notice) = withLock({ $0.cancel() }) else { return }
-        CompletionTrampoline.deliver(Result<Value, any Error>.failure(JobError.cancelled)) { result in
+        CompletionTrampoline.cancel {
             for handler in handlers { handler() }
             notice?.send()
-            completion(result)
+            completion(.failure(JobError.cancelled))
         }
     }
 
@@ -136,9 +137,11 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         withLock { $0.removeCancelHandler(token: token) }
     }
 
+    /// Records progress. The notice goes through the `CompletionTrampoline`: a report forwarded up
+    /// a composition a million levels deep is a loop, not a million frames.
     func report(progress fraction: Double) {
-        guard !fraction.isNaN else { return }
-        withLock { $0.report(progress: fraction) }?.send()
+        guard !fraction.isNaN, let notice = withLock({ $0.report(progress: fraction) }) else { return }
+        CompletionTrampoline.deliver(notice) { $0.send() }
     }
 
     // MARK: Watchers

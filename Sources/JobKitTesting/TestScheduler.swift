@@ -5,7 +5,8 @@ import JobKit
 ///
 /// Scheduled actions run synchronously inside `advance(by:)` / `run()`, in time order (actions due
 /// at the same time in the order they were scheduled), on the caller's thread. Time never moves by
-/// itself, so a test of a 30-second timeout or an exponential backoff runs instantly.
+/// itself, so a test of a 30-second timeout or an exponential backoff runs instantly. Times saturate
+/// at 2⁶² seconds (about 146 billion years) instead of overflowing: deadlines beyond it coincide.
 ///
 /// ```swift
 /// let scheduler = TestScheduler()

@@ -117,4 +117,82 @@ final class LiveCounter: Sendable {
         #expect(order == ["outer start", "outer end", "inner 1", "inner 2", "innermost"])
         #expect(!CompletionTrampoline.isDraining)
     }
+
+    /// Progress forwarded up a composition 20,000 levels deep: a loop, not 20,000 frames.
+    @Test func progressForwardedUpADeepCompositionDoesNotGrowTheStack() async throws {
+        let leaf = Job<Int> { controller in
+            controller.report(progress: 0.5)
+            controller.finish(0)
+        }
+        @Sendable func level(_ n: Int) -> Job<Int> {
+            Job<Int>.failure(TestError(id: n)).recover { _ in n == 0 ? leaf : level(n - 1).mapError { $0 } }
+        }
+        #expect(try await level(20_000).outcome().get() == 0)
+    }
+
+    /// The losers of a race are composites: the onCancel of their innermost jobs has run before the
+    /// race's next step sees the outcome.
+    @Test func nestedLosersAreCancelledBeforeTheRaceGoesOn() async throws {
+        for iteration in 0..<300 {
+            let cancelled = Locked(false)
+            let started = DispatchSemaphore(value: 0)
+            let loser = Job<Int> { controller in
+                controller.onCancel { cancelled.withLock { $0 = true } }
+                started.signal()
+            }.map { $0 }.mapError { $0 }
+            let winner = Job<Int> { controller in
+                started.wait()
+                controller.finish(1)
+            }
+            let sawCancel = try await Job.race([winner, loser]).map { _ in cancelled.current }.outcome().get()
+            #expect(sawCancel, "iteration \(iteration)")
+            if !sawCancel { break }
+        }
+    }
+
+    /// `cancel()` from inside a `map` closure (a completion context) has its effects at once.
+    @Test func cancelInsideACompletionTakesEffectBeforeItReturns() async throws {
+        let jobQueue = JobQueue<Int>(maxConcurrent: 1, resultQueue: resultQueue)
+        try jobQueue.add(Job<Void> { _ in }, id: 5)
+        let cancelledLeaf = Locked(false)
+        let started = DispatchSemaphore(value: 0)
+        let other = Job<Int> { controller in
+            controller.onCancel { cancelledLeaf.withLock { $0 = true } }
+            started.signal()
+        }.map { $0 }.started()
+        started.wait()
+        let seen = try await Job.just(1).map { _ -> [Bool] in
+            jobQueue.cancel(id: 5)
+            let readded = (try? jobQueue.add(.empty, id: 5)) != nil
+            other.handle.cancel()
+            return [readded, cancelledLeaf.current]
+        }.outcome().get()
+        #expect(seen == [true, true])
+        await jobQueue.waitUntilIdle()
+    }
+
+    /// A job wrapped a million times over, built eagerly in a loop, is released in constant stack.
+    @Test(arguments: ["mapError", "retry", "timeout", "race", "recover", "group", "named then"])
+    func aJobNestedAMillionLevelsDeepIsReleasedWithoutGrowingTheStack(combinator: String) {
+        var job = Job<Int>.just(0)
+        for _ in 0..<1_000_000 {
+            switch combinator {
+            case "mapError": job = job.mapError { $0 }
+            case "retry": job = job.retry(1)
+            case "timeout": job = job.timeout(.seconds(1))
+            case "race": job = .race([job])
+            case "recover": job = job.recover { _ in .just(1) }
+            case "group": job = Job.collect([job]).map { $0[0] }
+            default: job = job.named("level").then { .just($0) }
+            }
+        }
+        job = .just(1)
+        #expect(job.name == nil)
+    }
+
+    @Test func aJobNestedDeeplyRunsAndIsReleased() async throws {
+        var job = Job<Int>.just(7)
+        for level in 0..<50_000 { job = level.isMultiple(of: 2) ? job.mapError { $0 } : .race([job]) }
+        #expect(try await job.outcome().get() == 7)
+    }
 }

@@ -218,4 +218,29 @@ import Testing
         let step24 = requests.request(fraction: 0.9)
         #expect(step24 == false, "complete stays complete")
     }
+
+    @Test func queueSlotsOfCancelledPendingJobsStayBounded() throws {
+        var queue = JobQueueStateMachine<Int>(limit: 1, historyLimit: 0)
+        func item() -> JobQueueStateMachine<Int>.Item {
+            JobQueueStateMachine<Int>.Item(run: Job<Void>.empty.makeRun(on: .global(), parent: nil) { _ in }) {}
+        }
+        _ = try queue.add(item(), id: -1, sequence: queue.takeSequence())  // runs forever
+        for round in 0..<100_000 {
+            let sequence = queue.takeSequence()
+            _ = try queue.add(item(), id: round % 3, sequence: sequence)
+            _ = queue.completed(round % 3, sequence: sequence)  // cancelled while pending
+        }
+        #expect(queue.pendingSlotCount <= 65, "\(queue.pendingSlotCount) slots")
+        #expect(queue.pending.isEmpty && queue.running == [-1])
+    }
+
+    @Test func waiterTokensAreForgottenWhateverTheOrder() {
+        var queue = JobQueueStateMachine<Int>(limit: 1, historyLimit: 0)
+        let early = queue.makeWaiterToken()
+        #expect(queue.cancelWaiter(early) == nil)  // cancelled before it waited
+        let late = queue.makeWaiterToken()
+        _ = queue.cancelWaiter(late)
+        _ = queue.cancelWaiter(late)  // twice, and after it was resolved: nothing kept
+        #expect(queue.isIdle)
+    }
 }

@@ -1,0 +1,24 @@
+/// What a combinator is made of — the jobs it wraps — held so that it is released iteratively.
+///
+/// A combinator's body captures its inner jobs; a job wrapped 200,000 times (`j = j.mapError { … }`
+/// in a loop) is a nest of closure contexts that Swift would release recursively, one stack frame
+/// set per level. Each combinator captures a `Nested` instead, whose `deinit` hands the inner jobs
+/// to `CompletionTrampoline.release`, which drops them in a loop.
+// Safety: `storage` is written only by `init` and by `deinit`, when this object has a single owner;
+// `value` only reads it.
+final class Nested<Payload: Sendable>: @unchecked Sendable {
+    private var storage: Payload?
+
+    init(_ payload: Payload) {
+        storage = payload
+    }
+
+    var value: Payload {
+        storage.unsafelyUnwrapped
+    }
+
+    deinit {
+        // An rvalue: moved into the release loop, with no local copy left to release afterwards.
+        CompletionTrampoline.release(storage.take() as Any)
+    }
+}
