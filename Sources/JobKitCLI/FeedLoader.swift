@@ -44,12 +44,10 @@ protocol FeedLoaderDelegate: AnyObject, Sendable {
 }
 
 /// Seed 004's loader, reporting by closure or by a weak delegate, always on the main queue.
-// Safety: `delegate` is a weak reference guarded by `lock`; everything else is immutable.
-final class FeedLoader: @unchecked Sendable {
+final class FeedLoader: Sendable {
     private let client: TransferClient
     private let url: URL
-    private let lock = NSLock()
-    private weak var _delegate: (any FeedLoaderDelegate)?
+    private let weakDelegate = LockedBox.make(WeakFeedLoaderDelegate())
 
     init(client: TransferClient, url: URL) {
         self.client = client
@@ -57,8 +55,8 @@ final class FeedLoader: @unchecked Sendable {
     }
 
     var delegate: (any FeedLoaderDelegate)? {
-        get { lock.withLock { _delegate } }
-        set { lock.withLock { _delegate = newValue } }
+        get { weakDelegate.withLock { $0.value } }
+        set { weakDelegate.withLock { $0.value = newValue } }
     }
 
     /// Closure style: `completion` runs once, on the main queue. It is retained until then.
@@ -130,4 +128,10 @@ struct FeedScenario: Sendable {
         backend.print("feed: screen closed mid-request — deallocated: \(gone), delegate called: \(calls.value) times")
         return byClosure && gone && calls.value == 0
     }
+}
+
+/// The feed loader's delegate, held weakly.
+// Safety: `value` is a weak reference to a Sendable object, only touched under its LockedBox's lock.
+struct WeakFeedLoaderDelegate: @unchecked Sendable {
+    weak var value: (any FeedLoaderDelegate)?
 }

@@ -14,8 +14,7 @@ import JobKit
 /// await scheduler.waitUntilScheduled()   // the job's body has armed its timer
 /// scheduler.advance(by: .seconds(30))    // the timeout fires now
 /// ```
-// Safety: all mutable state is in `state`, behind `lock`; actions run with the lock released.
-public final class TestScheduler: JobScheduler, @unchecked Sendable {
+public final class TestScheduler: JobScheduler, Sendable {
     private struct Entry {
         let time: Duration
         let sequence: Int
@@ -29,28 +28,28 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    /// All mutable state, behind JobKit's lock; actions run with the lock released.
+    private let state = LockedBox.make(State())
 
     public init() {}
 
     public var now: Duration {
-        lock.withLock { state.now }
+        state.withLock { state in state.now }
     }
 
     /// How many actions wait to run.
     public var scheduledCount: Int {
-        lock.withLock { state.entries.count }
+        state.withLock { state in state.entries.count }
     }
 
     /// The delays, from now, of the actions waiting to run, soonest first.
     public var scheduledDelays: [Duration] {
-        lock.withLock { state.entries.map { $0.time - state.now } }
+        state.withLock { state in state.entries.map { $0.time - state.now } }
     }
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
-        let (sequence, ready) = lock.withLock { () -> (Int, [CheckedContinuation<Void, Never>]) in
+        let (sequence, ready) = state.withLock { (state: inout State) -> (Int, [CheckedContinuation<Void, Never>]) in
             let sequence = state.nextSequence
             state.nextSequence += 1
             let entry = Entry(time: state.now.saturatingAdding(max(delay, .zero)), sequence: sequence, action: action)
@@ -64,15 +63,15 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
         for continuation in ready { continuation.resume() }
         return ScheduledAction { [weak self] in
             guard let self else { return }
-            lock.withLock { state.entries.removeAll { $0.sequence == sequence } }
+            state.withLock { state in state.entries.removeAll { $0.sequence == sequence } }
         }
     }
 
     /// Moves time forward by `duration`, running every action that falls due, in order.
     public func advance(by duration: Duration = .zero) {
-        let target = lock.withLock { state.now.saturatingAdding(duration) }
+        let target = state.withLock { state in state.now.saturatingAdding(duration) }
         while let action = takeNext(dueBy: target) { action() }
-        lock.withLock { state.now = max(state.now, target) }
+        state.withLock { state in state.now = max(state.now, target) }
     }
 
     /// Runs every scheduled action, moving time to each in turn, until none is left.
@@ -84,7 +83,7 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
     /// runs on a dispatch queue, has armed its timer.
     public func waitUntilScheduled(_ count: Int = 1) async {
         await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> Bool in
+            let ready = state.withLock { (state: inout State) -> Bool in
                 if state.entries.count >= count { return true }
                 state.waiters.append((count, continuation))
                 return false
@@ -94,7 +93,7 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
     }
 
     private func takeNext(dueBy target: Duration?) -> (@Sendable () -> Void)? {
-        lock.withLock {
+        state.withLock { state in
             guard let first = state.entries.first, target.map({ first.time <= $0 }) ?? true else { return nil }
             state.entries.removeFirst()
             state.now = max(state.now, first.time)
