@@ -67,7 +67,8 @@ if arguments.first == "twice" {
         Job<Int> { controller in
             controller.finish(1)
             controller.finish(2)
-        }.perform(resultQueue: DispatchQueue(label: "probe")) { _ in group.leave() }
+            group.leave()  // after the second finish has been reported
+        }.perform(resultQueue: DispatchQueue(label: "probe")) { _ in }
     }
     group.wait()
     print("misuses count=\(JobDiagnostics.eventCount)")

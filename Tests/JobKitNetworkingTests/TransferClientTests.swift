@@ -207,10 +207,16 @@ final class PasswordDelegate: TransferClientDelegate {
             let reply = try await Job<HTTPReply>.upload(file: file, to: server.url("upload")).value
 
             let grew = (UploadMemoryTests.peakResident() ?? .max) - before
-            guard String(decoding: reply.body, as: UTF8.self) == "\(size)", grew < 64 * 1024 * 1024 else {
+            // Reading the file whole would add 200 MiB (plus as much shadow under the thread sanitizer).
+            let bound = (isThreadSanitized ? 160 : 64) * 1024 * 1024
+            guard String(decoding: reply.body, as: UTF8.self) == "\(size)", grew < bound else {
                 FileHandle.standardError.write(Data("peak grew by \(grew >> 20) MiB\n".utf8))
                 exit(1)
             }
         }
     }
 }
+
+/// Whether this process runs under the thread sanitizer, whose shadow memory inflates resident-set
+/// measurements: memory bounds are looser there, never absent.
+let isThreadSanitized: Bool = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil

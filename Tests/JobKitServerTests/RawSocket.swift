@@ -11,7 +11,7 @@ struct RawSocket {
     private let descriptor: Int32
 
     /// Connects to `127.0.0.1:port`; reads give up after `timeout` seconds of silence.
-    init(port: Int, timeout: Int = 5) throws {
+    init(port: Int, timeout: Int = 30) throws {
         #if canImport(Glibc)
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

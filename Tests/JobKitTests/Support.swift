@@ -4,6 +4,12 @@ import Testing
 
 @testable import JobKit
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A queue that can tell whether code is running on it, on Linux too (where `===` on queues lies).
 final class TaggedQueue: Sendable {
     let queue: DispatchQueue
@@ -130,3 +136,7 @@ extension Job {
         return (handle, box)
     }
 }
+
+/// Whether this process runs under the thread sanitizer, whose shadow memory inflates resident-set
+/// measurements: memory bounds are looser there, never absent.
+let isThreadSanitized: Bool = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
