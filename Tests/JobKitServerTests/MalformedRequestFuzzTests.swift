@@ -79,7 +79,7 @@ private struct SplitMix64: RandomNumberGenerator {
                 var random = SplitMix64(state: 0x10)
                 var silent = 0
                 for index in 0..<Self.requestCount {
-                    let socket = try RawSocket(port: port, timeout: 5)
+                    let socket = try RawSocket(port: port, timeout: 30)
                     socket.send(Self.malformedRequest(index, using: &random))
                     socket.finishSending()
                     if socket.receive(limit: 64 << 10).timedOut { silent += 1 }
