@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Already in the graph through Hummingbird: NIOHTTPTypes names the HTTP parts a channel handler sees.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "JobKit"),

@@ -31,6 +31,7 @@ public final class TestScheduler: JobScheduler, @unchecked Sendable {
     private let lock = NSLock()
     private var state = State()
 
+    /// A scheduler at time zero with nothing scheduled.
     public init() {}
 
     public var now: Duration {

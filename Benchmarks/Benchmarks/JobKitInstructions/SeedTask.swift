@@ -20,7 +20,9 @@ struct SeedTask: Sendable {
         self.closure = closure
     }
 
-    func perform(on queue: DispatchQueue = .global(), then handler: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    func perform(
+        on queue: DispatchQueue = .global(), then handler: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         queue.async { closure(Controller(queue: queue, handler: handler)) }
     }
 
