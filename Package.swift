@@ -43,10 +43,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "JobKitWatchdogProbe", dependencies: ["JobKit"]),
-        // The executables are dependencies so that they are built for the end-to-end tests that launch them.
-        .testTarget(
-            name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitWatchdogProbe", "JobKitCLI"]),
+        // `jobkit` is a dependency so that it is built for the end-to-end tests that launch it — also as
+        // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
+        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI"]),
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
         .testTarget(
             name: "JobKitNetworkingTests", dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting"]),
