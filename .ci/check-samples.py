@@ -8,6 +8,10 @@ the block. A marker comment on the line before a block steers the check:
                                    block uses but does not show; the prelude has its own imports)
     <!-- sample: skip REASON -->   do not compile this block (say why; e.g. networking until issue 9)
     <!-- sample: manifest -->      the block is a Package.swift; `swift package dump-package` must read it
+    <!-- sample: NAME mirrored-in PATH -->
+                                   as NAME, and the block must also appear verbatim in the test file
+                                   PATH, where it runs as a test (so the guide's example is run, not
+                                   only compiled)
 
 Usage: .ci/check-samples.py [--list]   (run `swift build` first; it reads `swift build --show-bin-path`)
 """
@@ -68,6 +72,13 @@ def main():
                 if marker == "skip":
                     skipped.append(f"{where} ({reason or 'no reason given'})")
                     continue
+                if reason and reason.startswith("mirrored-in "):
+                    mirror = reason[len("mirrored-in "):].strip()
+                    mirror_path = os.path.join(ROOT, mirror)
+                    if not os.path.exists(mirror_path) or code not in open(mirror_path, encoding="utf-8").read():
+                        failures += 1
+                        print(f"{where}: the block is not verbatim in {mirror} (copy it there, or the test back here)")
+                        continue
                 main_swift = os.path.join(scratch, "main.swift")
                 open(main_swift, "w", encoding="utf-8").write(code)
                 files = [main_swift]
