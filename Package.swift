@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Already in the graph through Hummingbird: NIOHTTPTypes names the HTTP parts a channel handler sees.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "JobKit"),
@@ -41,10 +43,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "JobKitWatchdogProbe", dependencies: ["JobKit"]),
-        // The executables are dependencies so that they are built for the end-to-end tests that launch them.
-        .testTarget(
-            name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitWatchdogProbe", "JobKitCLI"]),
+        // `jobkit` is a dependency so that it is built for the end-to-end tests that launch it — also as
+        // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
+        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI"]),
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
         .testTarget(
             name: "JobKitNetworkingTests", dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting"]),

@@ -14,8 +14,11 @@ public enum Backoff: Sendable, Equatable {
     /// The wait before retry number `retry` (1 for the first retry). Never traps: a NaN or negative
     /// multiplier, jitter or duration gives no wait, and an infinite one the longest representable.
     ///
-    /// - Parameter unitRandom: a number in `0...1`; the jitter maps 0 to the shortest and 1 to the
-    ///   longest wait.
+    /// - Parameters:
+    ///   - retry: which retry this is: 1 before the second attempt, 2 before the third, and so on.
+    ///   - unitRandom: a number in `0...1`; the jitter maps 0 to the shortest and 1 to the
+    ///     longest wait.
+    /// - Returns: how long to wait; never negative.
     public func delay(beforeRetry retry: Int, unitRandom: Double = Double.random(in: 0...1)) -> Duration {
         switch self {
         case .none:
@@ -39,6 +42,7 @@ public enum Backoff: Sendable, Equatable {
 /// An error that says how long to wait before trying again (an HTTP `Retry-After`, say). `retry`
 /// waits at least that long, whatever its backoff says.
 public protocol RetryAfterProviding: Error {
+    /// How long to wait at least before the next attempt; `nil` leaves the backoff's wait as it is.
     var retryAfter: Duration? { get }
 }
 

@@ -8,8 +8,11 @@ extension Job where Value == Void {
     /// let uploads = Job.group(photos.map { .uploading($0, using: uploader) }, maxConcurrent: 4)
     /// ```
     ///
-    /// - Parameter maxConcurrent: at most this many members run at once; the rest wait, in order,
-    ///   without holding a thread. `nil` means no limit. Must be at least 1.
+    /// - Parameters:
+    ///   - jobs: the members, started in this order; an empty list finishes at once.
+    ///   - maxConcurrent: at most this many members run at once; the rest wait, in order,
+    ///     without holding a thread. `nil` means no limit. Must be at least 1.
+    /// - Returns: a job that finishes when every member finished, or fails with the first error.
     public static func group(_ jobs: [Job<Void>], maxConcurrent: Int? = nil) -> Job<Void> {
         JobGroup.job(jobs, policy: .failFast, maxConcurrent: maxConcurrent, keepsResults: false) { _ in () }
     }

@@ -1,5 +1,6 @@
 /// Every member of `Job.firstSuccess` failed: their errors, in input order.
 public struct AllJobsFailed: Error, CustomStringConvertible {
+    /// Each member's own error, in the order the members were given.
     public let errors: [any Error]
 
     public var description: String {

@@ -22,6 +22,7 @@ public enum JobDiagnostics {
             case completedTwice
         }
 
+        /// What kind of misuse it was.
         public let kind: Kind
         /// The run it happened in; equal to `JobHandle.id` of that run.
         public let runID: ObjectIdentifier

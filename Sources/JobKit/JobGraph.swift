@@ -21,8 +21,11 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
 
     /// How one node ended.
     public enum Outcome: Sendable, CustomStringConvertible {
+        /// The node's job finished.
         case finished
+        /// The node's job failed with this error (its own, unwrapped).
         case failed(any Error)
+        /// The node's job was cancelled (the graph's run was cancelled, or `stopAll` stopped it).
         case cancelled
         /// Never started: a node it depends on failed or was cancelled, or the graph stopped.
         case skipped
@@ -36,6 +39,7 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
             }
         }
 
+        /// Whether the node finished; `false` for failed, cancelled and skipped.
         public var isFinished: Bool {
             if case .finished = self { return true }
             return false
@@ -44,7 +48,9 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
 
     /// Why a graph cannot run.
     public enum GraphError: Error, Equatable, CustomStringConvertible {
+        /// Two nodes were added with this key.
         case duplicateNode(Key)
+        /// `node` depends on `dependency`, which was never added.
         case missingDependency(node: Key, dependency: Key)
         /// The nodes of a cycle, in order, starting and ending with the same node.
         case cycle([Key])
@@ -67,6 +73,7 @@ public struct JobGraph<Key: Hashable & Sendable>: Sendable {
     private(set) var order: [Key] = []
     private(set) var nodes: [Key: Node] = [:]
 
+    /// An empty graph. Add nodes with `add`, then turn it into a job to run it.
     public init() {}
 
     /// Adds a node. Dependencies may be added later; they are checked when the graph runs.

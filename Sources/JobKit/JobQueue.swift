@@ -66,9 +66,12 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     /// Queues `job` under `id`; it starts at once if a slot is free and the queue is not paused, else
     /// when one frees up, in the order added. An id that ended before may be used again.
     ///
-    /// - Parameter handler: this job's own result, once, on `resultQueue` — after its final state
-    ///   reached `onStateChange` when `resultQueue` is serial, and before `onAllFinished`.
-    ///   `handle(for:)` gives the job's handle while it is pending or running.
+    /// - Parameters:
+    ///   - job: the job to run; each add is a new run of it.
+    ///   - id: names the job in `onStateChange`, `cancel(id:)`, `handle(for:)` and the lists.
+    ///   - handler: this job's own result, once, on `resultQueue` — after its final state
+    ///     reached `onStateChange` when `resultQueue` is serial, and before `onAllFinished`.
+    ///     `handle(for:)` gives the job's handle while it is pending or running.
     /// - Throws: `JobQueue.Error.duplicateID` when a job with `id` is still pending or running.
     public func add<Value>(
         _ job: Job<Value>, id: ID, then handler: (@Sendable (Result<Value, any Swift.Error>) -> Void)? = nil

@@ -18,6 +18,8 @@ public protocol JobScheduler: Sendable {
 public struct ScheduledAction: Sendable {
     private let onCancel: @Sendable () -> Void
 
+    /// A handle whose `cancel()` calls `cancel`; a `JobScheduler` returns one for each action it
+    /// schedules. `cancel` may be called more than once, from any thread, and must then do nothing.
     public init(cancel: @escaping @Sendable () -> Void) {
         self.onCancel = cancel
     }
@@ -35,8 +37,10 @@ public struct ScheduledAction: Sendable {
 /// `timeout(.seconds(3600))` holds no memory for an hour. Delays saturate: one too long for the clock
 /// never fires; a negative one fires at once.
 public struct DispatchScheduler: JobScheduler {
+    /// The queue the scheduled actions run on.
     public let queue: DispatchQueue
 
+    /// A scheduler whose actions run on `queue` (a global concurrent queue unless told otherwise).
     public init(queue: DispatchQueue = .global()) {
         self.queue = queue
     }

@@ -11,11 +11,16 @@ import Dispatch
 /// publish.traced(by: trace).perform { _ in try? trace.write(to: URL(filePath: "publish.json")) }
 /// ```
 public protocol JobTracer: AnyObject, Sendable {
+    /// Receives one event of a traced run.
+    ///
+    /// Called synchronously on the thread where the run changed state — any thread, concurrently for
+    /// runs in parallel — so it must be thread-safe and quick: store the event and return.
     func record(_ event: JobTraceEvent)
 }
 
 /// One step in the life of a traced run.
 public struct JobTraceEvent: Sendable, Equatable {
+    /// What happened to the run.
     public enum Kind: Sendable, Equatable {
         /// The run was created; its body waits for its queue or for a free slot.
         case enqueued
@@ -23,8 +28,11 @@ public struct JobTraceEvent: Sendable, Equatable {
         case started
         /// The body reported progress.
         case progress(Double)
+        /// The run finished with a value.
         case finished
+        /// The run failed with an error.
         case failed
+        /// The run was cancelled.
         case cancelled
     }
 
@@ -34,6 +42,7 @@ public struct JobTraceEvent: Sendable, Equatable {
     public let parentID: UInt64?
     /// The name given with `Job.named(_:)`, if any.
     public let name: String?
+    /// What happened.
     public let kind: Kind
     /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`).
     public let time: UInt64

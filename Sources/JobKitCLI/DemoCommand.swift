@@ -8,18 +8,19 @@ import JobKitServer
     import FoundationNetworking
 #endif
 
-/// `jobkit demo`: the seed scenarios over real HTTP, against an in-process loopback server.
+/// `jobkit demo`: the four scenarios (downloads, publish, result queue, feed) over real HTTP, against an in-process loopback server.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run the seed scenarios over HTTP: downloads, publishing a post, a product and a feed loader.",
+        abstract: "Run four scenarios over HTTP: downloads, publish, result queue and feed.",
         discussion: """
-            Starts the JobKit server on an ephemeral 127.0.0.1 port (or uses --server) and runs: a bounded \
-            download manager (seed 002), a post published only after all its media uploaded (seed 000), \
-            a product loader with an injected result queue (seed 003), and a feed loader used by closure \
-            and by a weak delegate whose screen closes mid-request (seed 004). Every handler runs on the \
-            main queue, which this command keeps serviced. It exits 0 only when every scenario had its \
-            expected outcome.
+            Starts the JobKit server on an ephemeral 127.0.0.1 port (or uses --server) and runs: \
+            downloads (a download manager, at most --max-concurrent at once), publish (a post created only \
+            after all its media uploaded), result queue (a product loader with an injected result queue) \
+            and feed (a feed loader used by closure and by a weak delegate whose screen closes \
+            mid-request). Each has a guide in the JobKit documentation ("Scenarios" maps them). Every \
+            handler runs on the main queue, which this command keeps serviced. It exits 0 only when every \
+            scenario had its expected outcome.
             """)
 
     @Option(help: "Number of downloads.")
@@ -64,6 +65,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        StandardOutput.makeLineBuffered()  // piped, every line arrives when it is printed
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -80,16 +82,17 @@ struct DemoCommand: AsyncParsableCommand {
 
         let downloads = DownloadScenario(
             jobs: jobs, maxConcurrent: maxConcurrent, randomizeTime: randomizeTime,
-            chunkMilliseconds: chunkMilliseconds, directory: scratch)
+            chunkMilliseconds: chunkMilliseconds, directory: scratch,
+            progressMode: StandardOutput.isTerminal ? .live : .lines, write: { StandardOutput.write($0) })
         let outcomes = [
-            ("downloads (seed 002)", await downloads.run(on: backend)),
+            ("downloads", await downloads.run(on: backend)),
             (
-                "publish (seed 000)",
+                "publish",
                 await PublishScenario(photos: photos, videos: videos, failUpload: failUpload)
                     .run(on: backend)
             ),
-            ("product loader (seed 003)", await ProductScenario().run(on: backend)),
-            ("feed loader (seed 004)", await FeedScenario().run(on: backend)),
+            ("result queue", await ProductScenario().run(on: backend)),
+            ("feed", await FeedScenario().run(on: backend)),
         ]
         await local?.stop()
 

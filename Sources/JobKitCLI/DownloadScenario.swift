@@ -6,14 +6,19 @@ import JobKitNetworking
     import FoundationNetworking
 #endif
 
-/// Seed 002 over HTTP: many downloads through a `JobQueue`, at most `maxConcurrent` at once, each
-/// shown pending → running n% → completed on the main queue, and one notice when all are done.
+/// The downloads scenario over HTTP: many downloads through a `JobQueue`, at most `maxConcurrent` at once, each
+/// shown pending → running n% → 100% completed on the main queue (`DownloadProgressView`), and one notice when
+/// all are done.
 struct DownloadScenario: Sendable {
     var jobs: Int
     var maxConcurrent: Int
     var randomizeTime: Bool
     var chunkMilliseconds: Int
     var directory: URL
+    /// How the downloads are shown: redrawn in place on a terminal, one line per change otherwise.
+    var progressMode: DownloadProgressView.Mode
+    /// Writes text as it is, flushed at once; called on the main queue.
+    var write: @Sendable (String) -> Void
 
     /// Returns whether every download completed byte-exact.
     func run(on backend: DemoBackend) async -> Bool {
@@ -30,20 +35,12 @@ struct DownloadScenario: Sendable {
             backend.print("downloads: could not prepare the source files")
             return false
         }
-        let shown = MainQueueBox([Int: Int]())  // id → last percent bucket printed
+        let view = MainQueueBox(DownloadProgressView(mode: progressMode))
+        let write = self.write
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
-                switch state {
-                case .pending: backend.print("  download \(id): pending")
-                case .running(let fraction):
-                    let bucket = Int(fraction * 5)  // one line per 20%
-                    if shown.value[id] != bucket, bucket < 5 {
-                        shown.value[id] = bucket
-                        backend.print("  download \(id): running \(Int(fraction * 100))%")
-                    }
-                case .finished: backend.print("  download \(id): completed")
-                case .failed, .cancelled: backend.print("  download \(id): \(state)")
-                }
+                let text = view.value.update(id: id, state: state)
+                if !text.isEmpty { write(text) }
             } onAllFinished: {
                 backend.print("All download tasks have been completed")
                 continuation.resume()

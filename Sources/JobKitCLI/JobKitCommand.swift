@@ -1,9 +1,30 @@
 import ArgumentParser
+import Dispatch
+import Foundation
 
+/// The `jobkit` process: `jobkit _probe …` (JobKitTests' process-level test subject, never shown in help)
+/// runs synchronously on the main thread before anything else; every other command line goes to
+/// `JobKitCommand`, in a task, while the main queue is serviced by `dispatchMain()`.
 @main
+enum JobKitMain {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == TestProbe.commandName {
+            TestProbe.run(Array(arguments.dropFirst()))
+        }
+        Task {
+            await JobKitCommand.main()
+            exit(0)
+        }
+        dispatchMain()
+    }
+}
+
+/// `jobkit`: the root command.
 struct JobKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobkit",
-        abstract: "Compose asynchronous work with JobKit: demos of the seed scenarios.",
+        abstract:
+            "Compose asynchronous work with JobKit: demos of four scenarios (downloads, publish, result queue, feed).",
         subcommands: [DemoCommand.self, ServeCommand.self])
 }

@@ -7,7 +7,7 @@ import JobKitNetworking
     import FoundationNetworking
 #endif
 
-/// A product from the catalogue (seed 003).
+/// A product from the catalogue (the result queue scenario).
 struct CatalogProduct: Decodable, Sendable {
     var id: Int
     var name: String

@@ -7,7 +7,7 @@ import JobKitServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the seeds' backends (files, media, posts, products, feed) on 127.0.0.1.",
+        abstract: "Serve the demo's backends (files, media, posts, products, feed) on 127.0.0.1.",
         discussion: """
             SIGINT and SIGTERM stop the server gracefully (requests in flight are answered) and exit 0. \
             Exit codes: 0 stopped by a signal; 1 the server could not start (the port is in use, the root \

@@ -13,4 +13,15 @@ enum StandardOutput {
     static func makeLineBuffered() {
         setvbuf(stdout, nil, _IOLBF, 0)
     }
+
+    /// Whether standard output is a terminal (not a pipe or a file).
+    static var isTerminal: Bool {
+        isatty(STDOUT_FILENO) == 1
+    }
+
+    /// Writes `text` as it is (no newline added) and flushes it at once.
+    static func write(_ text: String) {
+        fputs(text, stdout)
+        fflush(stdout)
+    }
 }

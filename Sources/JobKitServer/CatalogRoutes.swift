@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 
-/// `GET /products/{id}` (seed 003) and `GET /feed` (seed 004), generated deterministically.
+/// `GET /products/{id}` and `GET /feed` (the result queue and feed scenarios), generated deterministically.
 struct CatalogRoutes {
     static let productCount = 100
 

@@ -23,12 +23,15 @@ public struct FaultPlan: Sendable, Equatable {
     public var latencyMilliseconds: ClosedRange<Int> = 0...0
     /// The share of requests (0...1) answered with `failureStatus` instead.
     public var failureRate: Double = 0
+    /// The status of injected failures (503 unless told otherwise); outside `statusRange` it becomes 500.
     public var failureStatus: Int = 503
     /// `Retry-After` (seconds) sent with injected failures.
     public var retryAfterSeconds: Int?
     /// The share of requests (0...1) whose connection is dropped mid-response.
     public var dropRate: Double = 0
 
+    /// A plan; the defaults inject nothing. Out-of-range values are sanitized as the type describes,
+    /// never trapped on.
     public init(
         latencyMilliseconds: ClosedRange<Int> = 0...0, failureRate: Double = 0, failureStatus: Int = 503,
         retryAfterSeconds: Int? = nil, dropRate: Double = 0

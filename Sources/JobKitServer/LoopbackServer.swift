@@ -5,14 +5,14 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The HTTP server the demos and tests talk to: the seeds' backends on a loopback address.
+/// The HTTP server the demos and tests talk to: the demo's backends on a loopback address.
 ///
 /// - `GET /files/...`: files under `root/files`, with RFC 9110 ranges, `ETag`, `Last-Modified`, `If-Range`;
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;
 /// - `POST /posts`, `GET /posts`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
 ///   no acknowledged post;
-/// - `GET /products/{id}` (seed 003) and `GET /feed` (seed 004);
+/// - `GET /products/{id}` and `GET /feed` (the result queue and feed scenarios);
 /// - fault injection for every route (`FaultPlan`, `FaultController`).
 ///
 /// Every answer that is not 2xx has the body `{"error": "…"}`: 404 for an unknown path, 405 with `Allow`
@@ -24,6 +24,7 @@ import ServiceLifecycle
 /// let url = server.baseURL.appending(path: "feed")
 /// ```
 public final class LoopbackServer: Sendable {
+    /// What `start(_:)` serves, where, and with which limits and faults.
     public struct Configuration: Sendable {
         /// Where files, media and posts live; created if missing.
         public var root: URL
@@ -35,11 +36,14 @@ public final class LoopbackServer: Sendable {
         public var maxUploadBytes: Int
         /// Larger `POST /posts` bodies are refused with 413.
         public var maxPostBytes: Int
+        /// Faults injected into every route from the start; change them later through `faults`.
         public var faults: FaultPlan
         /// SIGINT and SIGTERM stop the server gracefully (for `jobkit serve`); the process's own handling
         /// of those signals is replaced while the server runs.
         public var stopsOnSignals: Bool
 
+        /// A configuration: only `root` is required; the defaults listen on an ephemeral loopback port,
+        /// accept uploads up to 64 MiB and post bodies up to 64 KiB, inject no faults and leave signals alone.
         public init(
             root: URL, host: String = "127.0.0.1", port: Int = 0, maxUploadBytes: Int = 64 << 20,
             maxPostBytes: Int = 64 << 10, faults: FaultPlan = FaultPlan(), stopsOnSignals: Bool = false

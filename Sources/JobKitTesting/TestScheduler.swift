@@ -31,6 +31,7 @@ public final class TestScheduler: JobScheduler, Sendable {
     /// All mutable state, behind JobKit's lock; actions run with the lock released.
     private let state = LockedBox.make(State())
 
+    /// A scheduler at time zero with nothing scheduled.
     public init() {}
 
     public var now: Duration {

@@ -179,7 +179,7 @@ import Testing
 
     /// Counted in a child process of its own: other tests running at once would disturb the count.
     @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["threads"])
+        let output = try runProduct("jobkit", arguments: ["_probe", "threads"])
         let fields = keyValues(output.stdout)
         guard let before = fields["before"], let peak = fields["peak"], let cores = fields["cores"], before > 0 else {
             Issue.record("no thread count: \(output.stdout) \(output.stderr)")

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct MainQueueWatchdogTests {
     @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "1200", "block"])
+        let output = try runProduct("jobkit", arguments: ["_probe", "200", "1200", "block"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("probe done"))
         #expect(!output.stdout.contains("handler ran"), "nothing services the main queue")
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["200", "1200", "serve"])
+        let output = try runProduct("jobkit", arguments: ["_probe", "200", "1200", "serve"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("handler ran"))
         #expect(!output.stderr.contains("JobKit warning"))
@@ -35,7 +35,7 @@ import Testing
 @Suite struct TimerMemoryTests {
     /// Measured in a child process of its own, where nothing else allocates.
     @Test func twoHundredThousandFinishedTimeoutsHoldNoMemory() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["timeouts", "200000"])
+        let output = try runProduct("jobkit", arguments: ["_probe", "timeouts", "200000"])
         let fields = keyValues(output.stdout)
         guard let before = fields["before"], let after = fields["after"], before > 0 else {
             Issue.record("no measurement: \(output.stdout) \(output.stderr)")
@@ -61,7 +61,7 @@ func keyValues(_ text: String) -> [String: Int] {
 @Suite struct JobDiagnosticsTests {
     /// With no handler installed, a misuse repeated a thousand times prints one line.
     @Test func repeatedMisuseIsPrintedOncePerProcessAndCounted() throws {
-        let output = try runProduct("JobKitWatchdogProbe", arguments: ["twice", "1000"])
+        let output = try runProduct("jobkit", arguments: ["_probe", "twice", "1000"])
         #expect(keyValues(output.stdout)["count"] == 1_000)
         let lines = output.stderr.split(separator: "\n").filter { $0.contains("completed twice") }
         #expect(lines.count == 1, "\(output.stderr.prefix(500))")

@@ -1,0 +1,2 @@
+// Stand-in for "Testing with virtual time": an error a flaky service throws.
+struct Flaky: Error {}
