@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 
-MODULES = ["JobKit", "JobKitTesting", "JobKitServer"]
+MODULES = ["JobKit", "JobKitTesting", "JobKitServer", "JobKitNetworking"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

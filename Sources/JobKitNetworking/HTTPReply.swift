@@ -8,10 +8,13 @@ import JobKit
 /// A complete HTTP response: status, headers and body. (Named so as not to clash with
 /// swift-http-types' `HTTPResponse`.)
 public struct HTTPReply: Sendable {
+    /// The HTTP status code, 100…599.
     public let status: Int
     /// Header names in lower case.
     public let headers: [String: String]
+    /// The whole body (empty for a body-less answer).
     public let body: Data
+    /// The URL that answered, after redirects.
     public let url: URL?
 
     init(_ response: HTTPURLResponse, body: Data) {
@@ -40,11 +43,13 @@ public struct HTTPStatusError: Error, RetryAfterProviding, LocalizedError, Custo
     /// The most bytes of an error body kept in `bodyExcerpt`.
     public static let excerptLimit = 512
 
+    /// The HTTP status code that is not 2xx.
     public let status: Int
     /// Header names in lower case.
     public let headers: [String: String]
     /// The start of the body, at most `excerptLimit` bytes, as text.
     public let bodyExcerpt: String
+    /// The URL that answered, when known.
     public let url: URL?
     /// How long the server asked to wait (`Retry-After`, as seconds or as an HTTP-date, measured from
     /// the response's `Date` when it has one), as the server sent it: no cap applies here
@@ -131,8 +136,11 @@ enum RetryAfter {
 
 /// A body that did not decode; `path` names the field that failed, like `feed.results[2].name`.
 public struct DecodingFailure: Error, LocalizedError, CustomStringConvertible {
+    /// The name of the type that was being decoded.
     public let type: String
+    /// Where decoding failed, as a path from the root: `feed.results[2].name`.
     public let path: String
+    /// Why, in words: a missing key, a type mismatch, corrupt data.
     public let reason: String
 
     init(_ error: any Error, decoding type: Any.Type) {
@@ -171,6 +179,7 @@ public struct DecodingFailure: Error, LocalizedError, CustomStringConvertible {
 public struct TransportError: Error, LocalizedError, CustomStringConvertible {
     /// What FoundationNetworking reported.
     public let underlying: URLError
+    /// The URL of the request that failed, when known.
     public let url: URL?
 
     init(_ underlying: URLError, url: URL?) {
@@ -210,6 +219,7 @@ public struct DownloadError: Error, LocalizedError, Equatable, CustomStringConve
         case inconsistentResponse(String)
     }
 
+    /// What went wrong.
     public let kind: Kind
     /// The path involved: the destination, its folder, or the `.part`.
     public let path: String
