@@ -52,6 +52,7 @@ public final class TransferClient: Sendable {
     /// A client whose requests use `configuration` (copied: later changes to it have no effect).
     ///
     /// - Parameters:
+    ///   - configuration: headers, timeouts, caches and proxies for every request; copied.
     ///   - maxConnectionsPerHost: the width of the transfers you run through it (a group's
     ///     `maxConcurrent`): FoundationNetworking's own default is 6. Clamped to 1...1024.
     ///   - delegate: answers authentication challenges; without one, the system's default handling
