@@ -185,19 +185,7 @@ final class PartFile: Sendable {
     }
 
     private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(DownloadError) {
-        let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
         if let failure { throw DownloadError(kind: .cannotWrite(errno: failure), path: path) }
     }
 }
@@ -239,21 +227,12 @@ struct ContentRange: Equatable {
         Darwin.open(path, flags, mode)
     }
     private func posixClose(_ descriptor: Int32) -> Int32 { Darwin.close(descriptor) }
-    private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        Darwin.write(descriptor, bytes, count)
-    }
 #elseif canImport(Glibc)
     private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         Glibc.open(path, flags, mode)
     }
     private func posixClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
-    private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        Glibc.write(descriptor, bytes, count)
-    }
 #elseif canImport(Musl)
     private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { Musl.open(path, flags, mode) }
     private func posixClose(_ descriptor: Int32) -> Int32 { Musl.close(descriptor) }
-    private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        Musl.write(descriptor, bytes, count)
-    }
 #endif

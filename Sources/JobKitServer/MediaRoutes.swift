@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JobKit
 import NIOCore
 
 /// `PUT /media/{name}` and `POST /media`: uploads streamed to disk, names confined to the media folder.
@@ -120,19 +121,7 @@ enum UploadFile {
     }
 
     private static func writeAll(_ chunk: ByteBuffer, to descriptor: Int32) throws(Failure) {
-        let failure: Int32? = chunk.withUnsafeReadableBytes { bytes in
-            guard let base = bytes.baseAddress else { return nil }
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = chunk.withUnsafeReadableBytes { POSIXFile.writeAll($0, to: descriptor) }
         if let failure { throw .disk("write", failure) }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JobKit
 import NIOCore
 
 /// Posts kept in an append-only log of JSON lines (`posts.jsonl`), one post per line.
@@ -97,19 +98,8 @@ actor PostStore {
         guard !full else { throw .disk("cannot add a post to \(path): its ids are exhausted") }
         let post = Post(id: id, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
         guard let line = try? PostLog.line(for: post) else { throw .disk("cannot encode the post") }
-        let failure: Int32? = line.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return nil }
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
+        let failure =
+            line.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) } ?? (fsync(descriptor) == 0 ? nil : errno)
         if let failure {
             // Cut the log back to its last whole line, so that a later post is not glued to half of this one.
             _ = ftruncate(descriptor, off_t(length))
