@@ -266,7 +266,7 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
         handle.cancel()
         var iterator = results.makeAsyncIterator()
         let result = await iterator.next()
-        #expect((result?.failureError as? JobError) == .cancelled)
+        #expect((result?.failureError as? JobError) == .cancelled, "\(String(describing: result))")
         release.open()
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         // Cancelling before the body even starts runs nothing at all.

@@ -63,7 +63,9 @@ final class PasswordDelegate: TransferClientDelegate {
             return .waiting(for: allArrived, then: .respond(200, body: Data("ok".utf8)))
         }
         let timedOut = LockedBox<Bool>.make(false)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+        // Long enough for a thread-sanitized build on a loaded machine; a client with fewer
+        // connections never gets there however long it waits.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 90) {
             timedOut.withLock { $0 = true }
             allArrived.open()
         }
