@@ -157,17 +157,20 @@ import Testing
         defer { JobDiagnostics.removeHandler(token) }
         let handleBox = Locked<JobHandle?>(nil)
         let gate = DispatchSemaphore(value: 0)
+        let bodyReturned = OutcomeBox<Void>()
         let result = await withCheckedContinuation { continuation in
             let handle = Job<Int> { controller in
                 gate.wait()
                 controller.finish(1)
                 controller.fail(with: TestError(id: 2))
                 controller.finish(3)
+                bodyReturned.set(.success(()))
             }.perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             handleBox.withLock { $0 = handle }
             gate.signal()
         }
         #expect(try result.get() == 1)
+        _ = await bodyReturned.result  // the handler may run before the body's later calls
         let mine = events.current.filter { $0.runID == handleBox.current!.id }
         #expect(mine.map(\.kind) == [.completedTwice])
     }

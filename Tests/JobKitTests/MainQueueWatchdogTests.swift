@@ -72,12 +72,15 @@ func keyValues(_ text: String) -> [String: Int] {
         let seen = Locked<[ObjectIdentifier]>([])
         let token = JobDiagnostics.addHandler { event in seen.withLock { $0.append(event.runID) } }
         defer { JobDiagnostics.removeHandler(token) }
+        let bodyReturned = OutcomeBox<Void>()
         let (handle, outcome) = Job<Int> { controller in
             controller.finish(1)
             controller.fail(with: TestError(id: 1))
             controller.finish(3)
+            bodyReturned.set(.success(()))
         }.started()
         #expect(try await outcome.result.get() == 1)
+        _ = await bodyReturned.result  // the handler may run before the body's later calls
         #expect(seen.current.filter { $0 == handle.id }.count == 1, "once per run")
     }
 }
