@@ -5,7 +5,6 @@ struct Deque<Element> {
     private var head = 0
 
     var count: Int { storage.count - head }
-    var isEmpty: Bool { head == storage.count }
 
     mutating func append(_ element: Element) {
         storage.append(element)

@@ -88,15 +88,6 @@ func isCancelled<V>(_ result: Result<V, any Error>) -> Bool {
     (result.failureError as? JobError) == .cancelled
 }
 
-/// The current number of threads of this process, from `/proc/self/status` (nil where there is none).
-func currentThreadCount() -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-    for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
-        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
-    }
-    return nil
-}
-
 /// Whether `part` is `whole` with some elements left out, the rest in the same order.
 func isOrderedSubsequence<Element: Equatable>(_ part: [Element], of whole: [Element]) -> Bool {
     var remaining = whole[...]
