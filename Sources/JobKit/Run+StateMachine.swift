@@ -50,14 +50,29 @@ struct RunStateMachine<Value: Sendable> {
     }
 
     /// What the run's watchers must hear about a transition, after the lock is released.
-    struct Notice {
-        var state: JobState
+    ///
+    /// A class: it exists only for a watched run, and an unwatched run's transitions then carry a
+    /// single nil pointer instead of a large optional value to copy and destroy.
+    final class Notice: Sendable {
+        let state: JobState
         /// Observers that already hold the state and need a drain scheduled.
-        var observersToDrain: [StateObserver]
-        var reporter: ProgressReporter?
-        var trace: TraceContext?
-        var time: UInt64
-        var forward: (@Sendable (Double) -> Void)?
+        let observersToDrain: [StateObserver]
+        let reporter: ProgressReporter?
+        let trace: TraceContext?
+        let time: UInt64
+        let forward: (@Sendable (Double) -> Void)?
+
+        init(
+            state: JobState, observersToDrain: [StateObserver], reporter: ProgressReporter?, trace: TraceContext?,
+            time: UInt64, forward: (@Sendable (Double) -> Void)?
+        ) {
+            self.state = state
+            self.observersToDrain = observersToDrain
+            self.reporter = reporter
+            self.trace = trace
+            self.time = time
+            self.forward = forward
+        }
 
         /// Delivers the notice: progress first, then observers, then tracers.
         func send() {
