@@ -86,9 +86,10 @@ struct RunStateMachine<Value: Sendable> {
         }
     }
 
+    // Declared in this order so that the flag fits beside the phase's tag: a smaller run.
     private(set) var phase: Phase = .pending
-    private var completion: Completion?
     private var misuseReported = false
+    private var completion: Completion?
     /// Made on first use (see `RunWatchers`).
     private var watchers: RunWatchers?
     let trace: TraceContext?
