@@ -51,8 +51,10 @@ let package = Package(
         // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
         .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI"]),
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
+        // `jobkit` is built for the tests that `kill -9` a download manager (`jobkit _probe download-manager`).
         .testTarget(
-            name: "JobKitNetworkingTests", dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting"]),
+            name: "JobKitNetworkingTests",
+            dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )
