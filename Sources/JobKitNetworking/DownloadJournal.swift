@@ -306,11 +306,13 @@ final class JournalFile {
         }
     }
 
-    /// A second descriptor of the journal, for a sync that must not hold the journal's lock.
-    func duplicateDescriptor() -> Int32? {
-        guard descriptor >= 0 else { return nil }
-        let copy = dup(descriptor)
-        return copy >= 0 ? copy : nil
+    /// Syncs the file at `path` to disk through a descriptor of its own (which holds no lock);
+    /// best effort.
+    static func sync(path: String) {
+        let file = systemOpen(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+        guard file >= 0 else { return }
+        _ = fsync(file)
+        _ = systemClose(file)
     }
 
     /// Replaces the journal with `data`: written to a temporary file that is locked first, synced,

@@ -461,9 +461,10 @@ public final class DownloadManager: Sendable {
         guard queue else { return }
         syncQueue.async { [self] in
             syncQueued.withLock { $0 = false }
-            guard let copy = journal.withLock({ $0.file?.duplicateDescriptor() }) else { return }
-            _ = fsync(copy)
-            _ = systemClose(copy)
+            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
+            // and keep the directory locked past `close()` while the sync runs.
+            guard let path = journal.withLock({ $0.file?.path }) else { return }
+            JournalFile.sync(path: path)
         }
     }
 

@@ -177,7 +177,7 @@ import Testing
         try manager.remove(d)
         #expect(manager.item(d) == nil)
         #expect(!exists(part("d.bin")))
-        #expect(log.events.contains { if case .removed(let item) = $0 { item.id == d } else { false } })
+        await log.wait(until: { _ in log.events.contains { if case .removed(let item) = $0 { item.id == d } else { false } } })
         #expect(throws: DownloadManagerError.unknownItem(d)) { try manager.resume(d) }
 
         // Resuming the suspended item continues its .part with a validated range.
@@ -191,6 +191,7 @@ import Testing
         let resumed = server.requests.filter { $0.path == "/a.bin" }
         #expect(resumed.map(\.headers["range"]) == [nil, "bytes=120000-"])
         #expect(resumed.last?.headers["if-range"] == "\"v\"")
+        await log.waitForDrain()
         #expect(log.states(of: a) == [.pending, .running, .suspended, .pending, .running, .completed])
 
         // A cancelled item starts over when resumed.
