@@ -34,7 +34,7 @@ enum ProbeDownloadManager {
             exit(3)
         }
         let done = DispatchSemaphore(value: 0)
-        Task {
+        Task.detached {
             let summary = await manager.waitUntilFinished()
             say("finished \(summary.completed.count) \(summary.failed.count)")
             done.signal()

@@ -198,21 +198,49 @@ enum DownloadJournal {
         return (Header(format: formatName, version: version, next: nextID), records)
     }
 
-    /// `header` (if any) and `records` as JSON lines.
+    /// `header` (if any) and `records` as JSON lines, keys sorted (what `JSONEncoder` with
+    /// `.sortedKeys` and `.withoutEscapingSlashes` writes, without its cost on every completion).
     static func encode(header: Header? = nil, _ records: [Record]) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data = Data()
-        if let header, let line = try? encoder.encode(header) {
-            data.append(line)
-            data.append(UInt8(ascii: "\n"))
+        var text = ""
+        if let header {
+            text += "{\"format\":\(quoted(header.format))"
+            if let next = header.next { text += ",\"next\":\(next)" }
+            text += ",\"version\":\(header.version)}\n"
         }
         for record in records {
-            guard let line = try? encoder.encode(record) else { continue }
-            data.append(line)
-            data.append(UInt8(ascii: "\n"))
+            var fields: [String] = []
+            if let checksum = record.checksum { fields.append("\"checksum\":\(quoted(checksum))") }
+            fields.append("\"id\":\(record.id)")
+            if let kind = record.kind { fields.append("\"kind\":\(quoted(kind))") }
+            if let name = record.name { fields.append("\"name\":\(quoted(name))") }
+            fields.append("\"op\":\(quoted(record.op.rawValue))")
+            if let reason = record.reason { fields.append("\"reason\":\(quoted(reason))") }
+            if let size = record.size { fields.append("\"size\":\(size)") }
+            if let state = record.state { fields.append("\"state\":\(quoted(state))") }
+            if let status = record.status { fields.append("\"status\":\(status)") }
+            if let url = record.url { fields.append("\"url\":\(quoted(url))") }
+            text += "{" + fields.joined(separator: ",") + "}\n"
         }
-        return data
+        return Data(text.utf8)
+    }
+
+    /// `text` as a JSON string.
+    static func quoted(_ text: String) -> String {
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case "\r": quoted += "\\r"
+            case "\t": quoted += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
 }
 
@@ -295,7 +323,9 @@ final class JournalFile {
     func append(_ data: Data) throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
         let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
-        if let failure { throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(Self.errorText(failure))") }
+        if let failure {
+            throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(Self.errorText(failure))")
+        }
     }
 
     /// Flushes the journal to disk.
@@ -321,7 +351,9 @@ final class JournalFile {
         guard descriptor >= 0 else { throw .closed }
         let temporary = path + ".tmp"
         let fresh = systemOpen(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fresh >= 0 else { throw .cannotUseDirectory(directory, reason: "cannot write \(temporary): \(Self.errorText(errno))") }
+        guard fresh >= 0 else {
+            throw .cannotUseDirectory(directory, reason: "cannot write \(temporary): \(Self.errorText(errno))")
+        }
         guard flock(fresh, LOCK_EX | LOCK_NB) == 0 else {
             _ = systemClose(fresh)
             throw .directoryInUse(directory)

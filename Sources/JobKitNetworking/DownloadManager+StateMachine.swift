@@ -30,6 +30,8 @@ struct DownloadManagerStateMachine<Handle> {
         let id: ItemID
         let url: URL
         let name: String
+        /// `directory/name`, made once.
+        let file: URL
         let host: String
         let checksum: Checksum?
         var phase: Phase
@@ -143,7 +145,8 @@ struct DownloadManagerStateMachine<Handle> {
         for restored in contents.entries {
             let id = ItemID(rawValue: restored.id)
             var entry = Entry(
-                id: id, url: restored.url, name: restored.name, host: Self.host(of: restored.url),
+                id: id, url: restored.url, name: restored.name, file: file(named: restored.name),
+                host: Self.host(of: restored.url),
                 checksum: restored.checksum, phase: .cancelled, meter: SpeedMeter(window: window),
                 ownsFile: restored.ownsFile)
             entry.received = partLengths[restored.id] ?? 0
@@ -230,8 +233,8 @@ struct DownloadManagerStateMachine<Handle> {
                     continue
                 }
                 entries[id] = Entry(
-                    id: id, url: url, name: name, host: Self.host(of: url), checksum: checksum, phase: .cancelled,
-                    meter: SpeedMeter(window: window))
+                    id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url), checksum: checksum,
+                    phase: .cancelled, meter: SpeedMeter(window: window))
                 order.append(id)
                 names[name] = id
                 recordsSinceCompaction += 1
@@ -450,7 +453,7 @@ struct DownloadManagerStateMachine<Handle> {
             }
         }
         return DownloadManager.Item(
-            id: id, url: entry.url, name: entry.name, directory: directory, checksum: entry.checksum,
+            id: id, url: entry.url, name: entry.name, file: entry.file, checksum: entry.checksum,
             state: state(of: entry), progress: progress)
     }
 
@@ -732,8 +735,12 @@ struct DownloadManagerStateMachine<Handle> {
         return actions
     }
 
+    private func file(named name: String) -> URL {
+        directory.appendingPathComponent(name, isDirectory: false)
+    }
+
     private func file(of entry: Entry) -> String {
-        directory.appendingPathComponent(entry.name, isDirectory: false).path
+        entry.file.path
     }
 
     private func partFiles(of entry: Entry) -> [String] {

@@ -193,7 +193,8 @@ extension DownloadManager {
             case let status as HTTPStatusError:
                 self.init(kind: .httpStatus, message: status.localizedDescription, status: status.status)
             case let tooLong as RetryAfterTooLong:
-                self.init(kind: .retryAfterTooLong, message: tooLong.localizedDescription, status: tooLong.response.status)
+                self.init(
+                    kind: .retryAfterTooLong, message: tooLong.localizedDescription, status: tooLong.response.status)
             case let download as DownloadError:
                 if case .inconsistentResponse = download.kind {
                     self.init(kind: .network, message: download.localizedDescription)
@@ -264,10 +265,16 @@ extension DownloadManager {
             id: ItemID, url: URL, name: String, directory: URL, checksum: Checksum? = nil, state: State,
             progress: ByteProgress
         ) {
+            self.init(
+                id: id, url: url, name: name, file: directory.appendingPathComponent(name, isDirectory: false),
+                checksum: checksum, state: state, progress: progress)
+        }
+
+        init(id: ItemID, url: URL, name: String, file: URL, checksum: Checksum?, state: State, progress: ByteProgress) {
             self.id = id
             self.url = url
             self.name = name
-            self.file = directory.appendingPathComponent(name, isDirectory: false)
+            self.file = file
             self.checksum = checksum
             self.state = state
             self.progress = progress

@@ -16,7 +16,8 @@ import Testing
         Entry(id: 3, url: URL(string: "https://b.example/held.bin")!, name: "held.bin", status: .suspended),
         Entry(
             id: 5, url: URL(string: "https://b.example/x")!, name: "x",
-            status: .failed(.init(kind: .httpStatus, message: "HTTP 404 Not Found for https://b.example/x", status: 404))),
+            status: .failed(
+                .init(kind: .httpStatus, message: "HTTP 404 Not Found for https://b.example/x", status: 404))),
         Entry(id: 6, url: URL(string: "https://b.example/c")!, name: "c", status: .cancelled),
         Entry(id: 7, url: URL(string: "https://b.example/again")!, name: "again", status: .pending, ownsFile: true),
     ]
@@ -37,9 +38,28 @@ import Testing
         let text = String(decoding: Self.journal(), as: UTF8.self)
         let lines = text.split(separator: "\n")
         #expect(lines.first == #"{"format":"jobkit-downloads","next":9,"version":1}"#)
-        #expect(lines[1] == #"{"checksum":"sha-256=\#(String(repeating: "0f", count: 32))","id":1,"name":"done.bin","op":"add","url":"https://a.example/done.bin"}"#)
+        #expect(
+            lines[1]
+                == #"{"checksum":"sha-256=\#(String(repeating: "0f", count: 32))","id":1,"name":"done.bin","op":"add","url":"https://a.example/done.bin"}"#
+        )
         #expect(lines[2] == #"{"id":1,"op":"done","size":42}"#)
         #expect(text.hasSuffix("\n"))
+    }
+
+    @Test func oddNamesAndReasonsSurviveTheJournal() throws {
+        let entries = [
+            Entry(
+                id: 1, url: URL(string: "https://a.example/%22q%22")!, name: "a \"quoted\" \\ näme 🎉.bin",
+                status: .failed(.init(kind: .other, message: "line one\nline\ttwo \u{1} end")))
+        ]
+        let data = Self.journal(entries)
+        #expect(try DownloadJournal.parse(data).entries == entries)
+        // The same bytes JSONEncoder writes with sorted keys.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let (_, records) = DownloadJournal.compacted(entries, nextID: 2)
+        let expected = try records.map { String(decoding: try encoder.encode($0), as: UTF8.self) + "\n" }.joined()
+        #expect(String(decoding: DownloadJournal.encode(records), as: UTF8.self) == expected)
     }
 
     @Test func aTornLastLineIsIgnored() throws {
@@ -79,7 +99,9 @@ import Testing
         #expect(throws: DownloadJournal.ReadError.unsupportedVersion(2)) { try DownloadJournal.parse(newer) }
         let other = Data((#"{"format":"something-else","version":1}"# + "\n").utf8)
         #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(other) }
-        #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(Data("hello\nworld\n".utf8)) }
+        #expect(throws: DownloadJournal.ReadError.notAJournal) {
+            try DownloadJournal.parse(Data("hello\nworld\n".utf8))
+        }
     }
 
     @Test func anEmptyJournalOrATornHeaderIsAnEmptyQueue() throws {
@@ -90,7 +112,8 @@ import Testing
     @Test func restoringJudgesEachEntryByTheDisk() {
         let done = Self.entries[0]
         #expect(DownloadManager.restoredStatus(done, file: .file(size: 42), partExists: false) == .completed(size: 42))
-        #expect(DownloadManager.restoredStatus(done, file: .missing, partExists: false) == .pending, "gone: fetched again")
+        #expect(
+            DownloadManager.restoredStatus(done, file: .missing, partExists: false) == .pending, "gone: fetched again")
         #expect(DownloadManager.restoredStatus(done, file: .directory, partExists: false) == .pending)
         let changed = DownloadManager.restoredStatus(done, file: .file(size: 7), partExists: false)
         guard case .failed(let failure) = changed else {
@@ -98,7 +121,9 @@ import Testing
             return
         }
         #expect(failure.kind == .fileInTheWay)
-        #expect(failure.message == "done.bin has 7 bytes, not the 42 it had when downloaded: it changed, and is left as it is")
+        #expect(
+            failure.message
+                == "done.bin has 7 bytes, not the 42 it had when downloaded: it changed, and is left as it is")
 
         var finishing = Self.entries[1]
         finishing.status = .finishing(size: 10)

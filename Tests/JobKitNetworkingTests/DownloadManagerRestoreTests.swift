@@ -62,11 +62,13 @@ struct RestoreServer {
         in folder: URL, _ server: RestoreServer, requestsBefore: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
         defer { manager.close() }
         #expect(Set(manager.items.map(\.name)) == Set(Self.quick + Self.stalled), sourceLocation: sourceLocation)
         for name in Self.quick {
-            #expect(manager.items.first { $0.name == name }?.state == .completed, "\(name)", sourceLocation: sourceLocation)
+            #expect(
+                manager.items.first { $0.name == name }?.state == .completed, "\(name)", sourceLocation: sourceLocation)
         }
         // Adding the same requests again (a CLI run again) is the same items: nothing new.
         let again = try manager.add(contentsOf: (Self.quick + Self.stalled).map { .init(url: server.url($0)) })
@@ -82,12 +84,14 @@ struct RestoreServer {
                 sourceLocation: sourceLocation)
         }
         let after = Array(server.server.requests.dropFirst(requestsBefore))
-        #expect(!after.contains { Self.quick.contains(String($0.path.dropFirst())) }, "completed files not fetched again",
+        #expect(
+            !after.contains { Self.quick.contains(String($0.path.dropFirst())) }, "completed files not fetched again",
             sourceLocation: sourceLocation)
         for name in Self.stalled {
             let resumed = after.filter { $0.path == "/" + name }
             #expect(resumed.count == 1, "\(name)", sourceLocation: sourceLocation)
-            #expect(resumed.first?.headers["range"] == "bytes=\(RestoreServer.stallAt)-", sourceLocation: sourceLocation)
+            #expect(
+                resumed.first?.headers["range"] == "bytes=\(RestoreServer.stallAt)-", sourceLocation: sourceLocation)
             #expect(resumed.first?.headers["if-range"] == "\"\(name)-v1\"", sourceLocation: sourceLocation)
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".part") }
@@ -102,11 +106,14 @@ struct RestoreServer {
         }
         let folder = try scratchFolder()
         let log = UpdateLog()
-        let first = try DownloadManager(directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), onUpdate: log.handler)
+        let first = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), onUpdate: log.handler)
         try first.add(contentsOf: (Self.quick + Self.stalled).map { .init(url: server.url($0)) })
         await eventually("the quick ones completed and the stalled ones have bytes") {
             Self.quick.allSatisfy { exists(folder.appendingPathComponent($0)) }
-                && Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt }
+                && Self.stalled.allSatisfy {
+                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
+                }
                 && first.totals.completed == 3
         }
 
@@ -124,17 +131,21 @@ struct RestoreServer {
             server.server.stop()
         }
         let folder = try scratchFolder()
-        let child = try ProbeProcess(["download-manager", folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString })
+        let child = try ProbeProcess(
+            ["download-manager", folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString })
         defer { child.kill() }
         await eventually("the quick ones completed and the stalled ones have bytes") {
             Self.quick.allSatisfy { child.output.contains("completed \($0)") }
-                && Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt }
+                && Self.stalled.allSatisfy {
+                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
+                }
         }
 
         child.kill()  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
         #expect(child.waitForExit() == SIGKILL)
-        let journal = try String(contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
+        let journal = try String(
+            contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
         #expect(journal.components(separatedBy: "\"op\":\"done\"").count - 1 == 3, "\(journal)")
         let before = server.server.requests.count
         server.release.open()
@@ -185,7 +196,8 @@ struct RestoreServer {
         ]).write(to: folder.appendingPathComponent(names[2] + ".part.meta"))
 
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
         defer { manager.close() }
         let summary = await manager.waitUntilFinished()
         await log.waitForDrain()
@@ -225,7 +237,7 @@ final class ProbeProcess: Sendable {
             .appendingPathComponent("jobkit")
         let scratch = try scratchFolder()
         outputFile = scratch.appendingPathComponent("stdout")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let process = Process()
         process.executableURL = binary
         process.arguments = ["_probe"] + arguments

@@ -11,7 +11,8 @@ import Testing
     static let folder = URL(fileURLWithPath: "/downloads")
 
     func machine(limit: Int = 2, perHost: Int? = nil) -> Machine {
-        Machine(directory: Self.folder, limit: limit, perHost: perHost, interval: .milliseconds(100), window: .seconds(5))
+        Machine(
+            directory: Self.folder, limit: limit, perHost: perHost, interval: .milliseconds(100), window: .seconds(5))
     }
 
     func request(_ path: String, host: String = "a.example", name: String? = nil) -> DownloadManager.Request {
@@ -195,7 +196,8 @@ import Testing
         #expect(last.wake == nil, "the first wake has not run yet: it delivers both")
         let delivery = machine.beginDelivery(.now, now: 3)
         let update = try #require(delivery)
-        guard update.events.count == 3, case .changed(let a) = update.events[0], case .changed(let b) = update.events[1],
+        guard update.events.count == 3, case .changed(let a) = update.events[0],
+            case .changed(let b) = update.events[1],
             case .allFinished(let summary) = update.events[2]
         else {
             Issue.record("unexpected events \(update.events)")
@@ -334,7 +336,9 @@ import Testing
     @Test func theJournalGetsTheChangesThatMatterInOrderAndIsCompactedWhenItGrows() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        #expect(Machine.records(of: [.new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil)]).map(\.op) == [.add])
+        #expect(
+            Machine.records(of: [.new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil)])
+                .map(\.op) == [.add])
         let token = actions.starts[0].token
         _ = machine.received(ids[0], token: token, count: 10, now: 1)
         let progressRecords = machine.takeJournal()

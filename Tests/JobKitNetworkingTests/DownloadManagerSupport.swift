@@ -52,7 +52,8 @@ final class UpdateLog: Sendable {
 
     /// Waits until `condition` holds for the updates so far (polling; 20 s at most).
     func wait(
-        until condition: @escaping @Sendable ([DownloadManager.Update]) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        until condition: @escaping @Sendable ([DownloadManager.Update]) -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         let deadline = Date().addingTimeInterval(20)
         while !condition(all) {
@@ -65,7 +66,10 @@ final class UpdateLog: Sendable {
     }
 
     /// Waits until item `id` has reached `state`.
-    func wait(for id: DownloadManager.ItemID, toBe state: DownloadManager.State, sourceLocation: SourceLocation = #_sourceLocation) async {
+    func wait(
+        for id: DownloadManager.ItemID, toBe state: DownloadManager.State,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         await wait(until: { _ in self.states(of: id).contains(state) }, sourceLocation: sourceLocation)
     }
 

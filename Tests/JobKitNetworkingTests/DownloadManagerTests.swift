@@ -57,7 +57,10 @@ import Testing
             #expect(log.events.last.map { if case .allFinished = $0 { true } else { false } } == true)
             // Progress arrived in bytes, never beyond the total.
             let running = log.all.flatMap(\.items).filter { $0.state == .running && $0.name == "large1.bin" }
-            #expect(running.allSatisfy { $0.progress.received <= 12 << 20 && ($0.progress.expected ?? 12 << 20) == 12 << 20 })
+            #expect(
+                running.allSatisfy {
+                    $0.progress.received <= 12 << 20 && ($0.progress.expected ?? 12 << 20) == 12 << 20
+                })
             #expect(running.contains { $0.progress.expected == 12 << 20 && $0.progress.received > 0 })
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
                 $0.hasSuffix(".part") || $0.hasSuffix(".meta")
@@ -155,7 +158,9 @@ import Testing
         let part = { @Sendable (name: String) in folder.appendingPathComponent(name + ".part") }
 
         // a and b run (width 2); c and d wait.
-        await eventually("a and b have bytes") { fileSize(part("a.bin")) == 120_000 && fileSize(part("b.bin")) == 120_000 }
+        await eventually("a and b have bytes") {
+            fileSize(part("a.bin")) == 120_000 && fileSize(part("b.bin")) == 120_000
+        }
         #expect(manager.item(c)?.state == .pending)
 
         // Suspending a running item keeps its .part and frees its slot: c starts.
@@ -177,7 +182,9 @@ import Testing
         try manager.remove(d)
         #expect(manager.item(d) == nil)
         #expect(!exists(part("d.bin")))
-        await log.wait(until: { _ in log.events.contains { if case .removed(let item) = $0 { item.id == d } else { false } } })
+        await log.wait(until: { _ in
+            log.events.contains { if case .removed(let item) = $0 { item.id == d } else { false } }
+        })
         #expect(throws: DownloadManagerError.unknownItem(d)) { try manager.resume(d) }
 
         // Resuming the suspended item continues its .part with a validated range.
@@ -318,7 +325,9 @@ import Testing
             #expect(throws: DownloadManagerError.self, "\(name)") { try manager.add(url, name: name) }
         }
         let error = #expect(throws: DownloadManagerError.self) { try manager.add(url, name: "../x") }
-        #expect(error?.localizedDescription == "invalid file name '../x': it has a '/': a name is one file in the directory")
+        #expect(
+            error?.localizedDescription == "invalid file name '../x': it has a '/': a name is one file in the directory"
+        )
         #expect(throws: DownloadManagerError.unsupportedURL("ftp://host/file")) {
             try manager.add(URL(string: "ftp://host/file")!)
         }
