@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JobKit
 
@@ -25,8 +26,9 @@ import JobKit
 /// `add` returns, completions grouped in the background), the rest ride along. A line that does not
 /// decode (the torn last line of a process killed mid-write) is ignored. A first line that is not a
 /// header, or a header of another format or a newer version, makes the journal unreadable: it is
-/// left as it is. Opening rewrites the journal from what it says (compaction, also done when it
-/// grows past twice its items): to a temporary file, synced, renamed over it, the folder synced.
+/// left as it is. Opening rewrites the journal from what it says (compaction, also done once more
+/// records were appended than it had then, and at least 1,024): to a temporary file, synced,
+/// renamed over it, the folder synced.
 enum DownloadJournal {
     static let fileName = ".jobkit-downloads.journal"
     static let formatName = "jobkit-downloads"
@@ -252,6 +254,9 @@ final class JournalFile {
     let directory: String
     private(set) var descriptor: Int32
 
+    /// The journal's length in bytes, as this process wrote it.
+    private var length: Int64 = 0
+
     private init(path: String, directory: String, descriptor: Int32) {
         self.path = path
         self.directory = directory
@@ -280,14 +285,21 @@ final class JournalFile {
         let path = folder + "/" + DownloadJournal.fileName
         // The lock is on the journal's inode; compaction renames a new, already locked file over it.
         // A lock won on an inode that was renamed away meanwhile is worthless: check and try again.
-        for _ in 0..<16 {
+        // A lock that is busy is tried again for a moment: a child process being started (by this
+        // process or the one that held the directory) shares the descriptors until it runs its
+        // program, and keeps the lock of a manager that just closed until then.
+        let deadline = DispatchTime.now().uptimeNanoseconds + lockPatience
+        var renamedAway = 0
+        while true {
             let descriptor = systemOpen(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw .cannotUseDirectory(folder, reason: errorText(errno)) }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
                 _ = systemClose(descriptor)
-                if code == EWOULDBLOCK { throw .directoryInUse(folder) }
-                throw .cannotUseDirectory(folder, reason: errorText(code))
+                guard code == EWOULDBLOCK else { throw .cannotUseDirectory(folder, reason: errorText(code)) }
+                guard DispatchTime.now().uptimeNanoseconds < deadline else { throw .directoryInUse(folder) }
+                usleep(5_000)
+                continue
             }
             var opened = stat()
             var named = stat()
@@ -295,13 +307,17 @@ final class JournalFile {
                 opened.st_dev == named.st_dev
             else {
                 _ = systemClose(descriptor)
+                renamedAway += 1
+                if renamedAway > 16 { throw .directoryInUse(folder) }
                 continue
             }
             let file = JournalFile(path: path, directory: folder, descriptor: descriptor)
             return (file, try file.readAll())
         }
-        throw .directoryInUse(folder)
     }
+
+    /// How long a busy lock is tried again before the directory counts as in use: a quarter second.
+    static let lockPatience: UInt64 = 250_000_000
 
     private func readAll() throws(DownloadManagerError) -> Data {
         var data = Data()
@@ -309,7 +325,10 @@ final class JournalFile {
         var offset: off_t = 0
         while true {
             let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
-            if count == 0 { return data }
+            if count == 0 {
+                length = Int64(data.count)
+                return data
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .cannotUseDirectory(directory, reason: "cannot read \(path): \(Self.errorText(errno))")
@@ -320,12 +339,17 @@ final class JournalFile {
     }
 
     /// Appends `data` (whole lines) with one write.
+    ///
+    /// A write that fails part-way (a full disk) is cut back off, so that the next line does not
+    /// land on a torn one.
     func append(_ data: Data) throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
         let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
         if let failure {
+            _ = ftruncate(descriptor, off_t(length))
             throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(Self.errorText(failure))")
         }
+        length += Int64(data.count)
     }
 
     /// Flushes the journal to disk.
@@ -368,6 +392,7 @@ final class JournalFile {
         Self.syncFolder(directory)
         _ = systemClose(descriptor)
         descriptor = fresh
+        length = Int64(data.count)
     }
 
     /// Closes the journal, releasing the directory's lock. Only the first call acts.

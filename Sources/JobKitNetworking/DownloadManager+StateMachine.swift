@@ -121,7 +121,11 @@ struct DownloadManagerStateMachine<Handle> {
     private(set) var isClosed = false
     private var outbox = Outbox()
     private var journal: [DownloadJournal.Record] = []
+    /// Records written since the journal was last written whole, and how many that whole journal
+    /// had: it is compacted again once the appended records outnumber it (and 1,024), so that it
+    /// stays within about twice its compacted size at an amortized constant cost per record.
     private var recordsSinceCompaction = 0
+    private var compactedRecords = 0
     private var waiters: [Int: CheckedContinuation<DownloadManager.Summary, Never>] = [:]
     private var openWaiters: Set<Int> = []
     private var nextWaiter = 0
@@ -475,6 +479,8 @@ struct DownloadManagerStateMachine<Handle> {
 
     func totals(of items: [DownloadManager.Item], now: UInt64) -> DownloadManager.Totals {
         var totals = DownloadManager.Totals()
+        /// The bytes the active items still need.
+        var left: Int64 = 0
         for item in items {
             switch item.state {
             case .pending: totals.pending += 1
@@ -491,13 +497,14 @@ struct DownloadManagerStateMachine<Handle> {
             totals.received += item.progress.received
             if let expected = item.progress.expected {
                 totals.expected += expected
-            } else {
+                if item.state.isActive { left += max(expected - item.progress.received, 0) }
+            } else if item.state.isActive {
                 totals.itemsOfUnknownLength += 1
             }
         }
         totals.bytesPerSecond = totalMeter.rate(totalTransferred, at: now)
         if totals.itemsOfUnknownLength == 0, totals.bytesPerSecond > 0 {
-            totals.secondsRemaining = Double(max(totals.expected - totals.received, 0)) / totals.bytesPerSecond
+            totals.secondsRemaining = Double(left) / totals.bytesPerSecond
         }
         return totals
     }
@@ -531,7 +538,7 @@ struct DownloadManagerStateMachine<Handle> {
     // MARK: Journal
 
     /// What the journal must get: new records to append, or (when it has grown past twice its
-    /// items) the whole journal to write anew.
+    /// compacted size) the whole journal to write anew.
     enum JournalWrite {
         case append([DownloadJournal.Record])
         case rewrite(DownloadJournal.Header, [DownloadJournal.Record])
@@ -541,7 +548,7 @@ struct DownloadManagerStateMachine<Handle> {
     mutating func takeJournal() -> JournalWrite? {
         guard !journal.isEmpty else { return nil }
         defer { journal = [] }
-        if recordsSinceCompaction > 256 + 2 * entries.count {
+        if recordsSinceCompaction > max(1024, compactedRecords) {
             return compacted()
         }
         return .append(journal)
@@ -550,8 +557,9 @@ struct DownloadManagerStateMachine<Handle> {
     /// The journal that says everything the manager knows, in few records.
     mutating func compacted() -> JournalWrite {
         journal = []
-        recordsSinceCompaction = 2 * entries.count
         let (header, records) = DownloadJournal.compacted(journalEntries, nextID: nextID)
+        recordsSinceCompaction = 0
+        compactedRecords = records.count
         return .rewrite(header, records)
     }
 

@@ -281,19 +281,22 @@ extension DownloadManager {
         }
     }
 
-    /// Every item's bytes added up, with the counts of each state.
+    /// Every item's bytes added up, with the counts of each state. Failed and cancelled items are
+    /// counted, but their bytes are not.
     public struct Totals: Sendable, Equatable {
-        /// All items' bytes in the files so far (completed ones included).
+        /// The bytes in the files so far of every item that did not fail and was not cancelled
+        /// (completed ones included).
         public var received: Int64
-        /// The sum of the lengths known so far (completed items' sizes and running ones' totals).
+        /// The sum of the lengths known so far of the same items (completed items' sizes, running
+        /// ones' totals).
         public var expected: Int64
-        /// Items, not completed, cancelled or failed, whose length is not known yet (pending ones,
-        /// mostly): while there are some, `expected` and `secondsRemaining` leave them out.
+        /// Active items (pending, running, verifying) whose length is not known yet (pending ones,
+        /// mostly): while there are some, `expected` leaves them out and `secondsRemaining` is nil.
         public var itemsOfUnknownLength: Int
         /// All downloads' speed, averaged over `Configuration.speedWindow`.
         public var bytesPerSecond: Double
-        /// Seconds until every active item is done at that speed; nil while a length or the speed is
-        /// unknown.
+        /// Seconds until every active item is done at that speed (suspended ones wait); nil while a
+        /// length or the speed is unknown.
         public var secondsRemaining: Double?
         /// How many items are in each state, by `State.name`.
         public var pending = 0

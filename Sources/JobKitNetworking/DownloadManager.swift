@@ -43,7 +43,7 @@ import JobKit
 /// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
 /// records adds, state changes and completions — not progress, which the `.part` holds. The manager
 /// holds an exclusive `flock` on it: a second manager on the directory, in this process or another,
-/// fails with `DownloadManagerError.directoryInUse`. On open, completed items whose file still has
+/// fails with `DownloadManagerError.directoryInUse` (after trying for a quarter of a second). On open, completed items whose file still has
 /// its recorded size stay completed (not fetched again); a missing one is fetched again; pending,
 /// running and suspended items come back as pending (or suspended), and a partial `.part` resumes
 /// through the validated resume.
@@ -361,7 +361,9 @@ public final class DownloadManager: Sendable {
             let failure = Failure(
                 kind: .fileInTheWay,
                 message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
-            return ended(start, .failure(failure))
+            // Not inline: the next item starts from there, and a long run of them would nest.
+            configuration.queue.async { [self] in ended(start, .failure(failure)) }
+            return
         }
         let id = start.id
         let token = start.token

@@ -98,7 +98,9 @@ struct RestoreServer {
         #expect(leftovers.isEmpty, sourceLocation: sourceLocation)
     }
 
-    @Test func aManagerAbandonedMidRunIsRestoredByTheNextOne() async throws {
+    /// `cleanly`: `close()` (what a tool does on Ctrl-C); else abandoned as a crash would.
+    @Test(arguments: [false, true])
+    func aManagerStoppedMidRunIsRestoredByTheNextOne(cleanly: Bool) async throws {
         let server = try RestoreServer()
         defer {
             server.release.open()
@@ -117,7 +119,11 @@ struct RestoreServer {
                 && first.totals.completed == 3
         }
 
-        first.abandonForTesting()  // no clean shutdown: the journal stays as the crash left it
+        if cleanly {
+            first.close()
+        } else {
+            first.abandonForTesting()  // no clean shutdown: the journal stays as the crash left it
+        }
 
         let before = server.server.requests.count
         server.release.open()

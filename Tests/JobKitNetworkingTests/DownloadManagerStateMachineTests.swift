@@ -314,9 +314,17 @@ import Testing
         #expect(totals.suspended == 1)
         #expect(totals.received == 50)
         #expect(totals.expected == 200)
-        #expect(totals.itemsOfUnknownLength == 2)
+        #expect(totals.itemsOfUnknownLength == 1, "the pending one; a suspended one waits")
         #expect(totals.secondsRemaining == nil)
         #expect(totals.count == 3)
+        // Once every active item's length is known, the time left is known too.
+        _ = try machine.suspend(ids[1], now: 3)
+        _ = machine.received(ids[0], token: actions.starts[0].token, count: 50, now: 1_000_000_000)
+        let known = machine.summary(now: 1_000_000_000).totals
+        #expect(known.itemsOfUnknownLength == 0)
+        #expect(known.received == 100)
+        #expect(known.bytesPerSecond > 0)
+        #expect(known.secondsRemaining.map { abs($0 - 100 / known.bytesPerSecond) < 0.001 } == true)
     }
 
     @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {
@@ -355,8 +363,8 @@ import Testing
         #expect(records.map(\.size) == [10, 10, nil])
         #expect(records.last?.state == "suspended")
 
-        // Hundreds of changes later, the journal is rewritten instead.
-        for step in 0..<300 {
+        // A thousand changes later, the journal is rewritten instead.
+        for step in 0..<600 {
             _ = try machine.resume(ids[1], now: 10 + UInt64(step))
             _ = try machine.suspend(ids[1], now: 10 + UInt64(step))
         }
