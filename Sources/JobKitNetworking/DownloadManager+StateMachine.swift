@@ -114,11 +114,14 @@ struct DownloadManagerStateMachine<Handle> {
     private var runningByHost: [String: Int] = [:]
     private(set) var runningCount = 0
     private(set) var pendingCount = 0
+    /// The `.part`s to remove when the (cancelled) run with this token reports its end.
+    private var unlinkWhenEnded: [UInt64: (name: String, paths: [String])] = [:]
     private var totalTransferred: Int64 = 0
     private var totalMeter: SpeedMeter
     /// An item became pending since the last drain: the next drain sends `allFinished`.
     private var hasActivity = false
     private(set) var isClosed = false
+    private var holdsStarts = false
     private var outbox = Outbox()
     private var journal: [DownloadJournal.Record] = []
     /// Records written since the journal was last written whole, and how many that whole journal
@@ -313,7 +316,7 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Run `token` ended.
     mutating func runEnded(_ id: ItemID, token: UInt64, _ outcome: Outcome, now: UInt64) -> Actions {
-        guard isCurrent(id, token), let entry = entries[id] else { return Actions() }
+        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token) }
         var actions = Actions()
         switch outcome {
         case .completed:
@@ -379,6 +382,7 @@ struct DownloadManagerStateMachine<Handle> {
         entries[id]?.received = 0
         entries[id]?.expected = nil
         actions.unlinks += partFiles(of: entry)
+        unlinkPartWhenEnded(entry)
         record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
@@ -395,6 +399,7 @@ struct DownloadManagerStateMachine<Handle> {
         var actions = Actions()
         if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
         leave(entry)
+        unlinkPartWhenEnded(entry)
         if case .completed = entry.phase {
             if deletingFile, entry.ownsFile { actions.unlinks.append(file(of: entry)) }
         } else {
@@ -413,6 +418,18 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Every item's id, in the order added.
     var ids: [ItemID] { order }
+
+    /// Starts nothing until `releaseStarts`: an operation on every item frees no slot that the
+    /// next item takes only to be stopped in turn.
+    mutating func holdStarts() { holdsStarts = true }
+
+    /// Starts what the held operations made room for.
+    mutating func releaseStarts(now: UInt64) -> Actions {
+        holdsStarts = false
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
 
     /// Changes the width; raising it starts pending items now.
     mutating func setLimit(_ newLimit: Int, now: UInt64) -> Actions {
@@ -618,7 +635,25 @@ struct DownloadManagerStateMachine<Handle> {
 
     // MARK: Internals
 
-    private func isCurrent(_ id: ItemID, _ token: UInt64) -> Bool {
+    /// The `.part` of a cancelled or removed item is removed at once, and again when its run
+    /// reports its end: a run that was starting as it was cancelled may have made it meanwhile.
+    private mutating func unlinkPartWhenEnded(_ entry: Entry) {
+        guard case .running(let run) = entry.phase else { return }
+        unlinkWhenEnded[run.token] = (entry.name, partFiles(of: entry))
+    }
+
+    /// A run that is no longer current ended: removes what its item's cancellation left, unless an
+    /// item of that name runs again (its run owns the `.part` now).
+    private mutating func staleRunEnded(_ token: UInt64) -> Actions {
+        var actions = Actions()
+        guard let (name, paths) = unlinkWhenEnded.removeValue(forKey: token) else { return actions }
+        if let id = names[name], case .running = entries[id]?.phase { return actions }
+        actions.unlinks = paths
+        return actions
+    }
+
+    /// Whether run `token` is the one item `id` is running.
+    func isCurrent(_ id: ItemID, _ token: UInt64) -> Bool {
         guard case .running(let run) = entries[id]?.phase else { return false }
         return run.token == token
     }
@@ -690,7 +725,7 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Starts pending items, oldest first, while the width and their hosts allow.
     private mutating func claimStarts(now: UInt64, into actions: inout Actions) {
-        while !isClosed, runningCount < limit, let id = nextStartable() {
+        while !isClosed, !holdsStarts, runningCount < limit, let id = nextStartable() {
             guard let entry = entries[id] else { continue }
             nextToken += 1
             leave(entry)

@@ -335,9 +335,11 @@ public final class DownloadManager: Sendable {
         let actions = state.withLock { machine -> Machine.Actions in
             var actions = Machine.Actions()
             let now = Self.now()
+            machine.holdStarts()
             for id in machine.ids {
                 if let more = try? transition(&machine, id, now) { actions.merge(more) }
             }
+            actions.merge(machine.releaseStarts(now: now))
             return actions
         }
         perform(actions)
@@ -356,6 +358,11 @@ public final class DownloadManager: Sendable {
 
     /// Starts the run of an item.
     private func launch(_ start: Machine.Start) {
+        // Suspended, cancelled or removed since it was claimed (by an `…All` that freed the slot
+        // it took, say): it never starts, and reports its end for what its cancellation left.
+        guard state.withLock({ $0.isCurrent(start.id, start.token) }) else {
+            return ended(start, .failure(JobError.cancelled))
+        }
         let file = directory.appendingPathComponent(start.name, isDirectory: false)
         if !start.ownsFile, case .file = Self.facts(at: file.path) {
             let failure = Failure(

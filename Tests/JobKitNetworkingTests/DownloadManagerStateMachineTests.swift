@@ -118,6 +118,46 @@ import Testing
         #expect(again.ids[0] != ids[2], "ids are never reused")
     }
 
+    @Test func aPartMadeByARunThatWasStartingWhenCancelledIsRemovedWhenItEnds() throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a")], to: &machine)
+        let token = actions.starts[0].token
+        // Cancelled before its handle was attached: its body may yet make the .part.
+        let cancelled = try machine.cancel(ids[0], now: 1)
+        #expect(cancelled.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"])
+        let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 2)
+        #expect(ended.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"], "again, once it ended")
+        #expect(machine.runEnded(ids[0], token: token, .cancelled, now: 3).unlinks.isEmpty, "only once")
+
+        // Running again before the cancelled run reported its end: the new run owns the .part.
+        _ = try machine.resume(ids[0], now: 4)
+        let restart = try machine.cancel(ids[0], now: 5)
+        #expect(restart.unlinks.count == 2)
+        let again = try machine.resume(ids[0], now: 6)
+        #expect(again.starts.count == 1)
+        let late = machine.runEnded(ids[0], token: again.starts[0].token - 1, .cancelled, now: 7)
+        #expect(late.unlinks.isEmpty)
+    }
+
+    @Test func anOperationOnEveryItemStartsNothingItThenStops() throws {
+        var machine = machine(limit: 1)
+        let (ids, _) = try add([request("a"), request("b"), request("c")], to: &machine)
+        _ = machine.beginDelivery(.now, now: 0)
+        _ = machine.endDelivery(now: 0)
+        machine.holdStarts()
+        var actions = Machine.Actions()
+        for id in ids { actions.merge(try machine.suspend(id, now: 1)) }
+        actions.merge(machine.releaseStarts(now: 1))
+
+        #expect(actions.starts.isEmpty)
+        let delivery = machine.beginDelivery(.now, now: 2)
+        let changes = delivery?.events.compactMap { event -> String? in
+            if case .changed(let item) = event { return "\(item.name) \(item.state)" }
+            return nil
+        }
+        #expect(changes == ["a suspended", "b suspended", "c suspended"])
+    }
+
     @Test func removingACompletedItemDeletesItsFileOnlyWhenAskedAndOwned() throws {
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)

@@ -212,11 +212,14 @@ import Testing
     @Test func suspendAllResumeAllAndCancelAll() async throws {
         let bytes = pattern(200_000)
         let gate = Gate()
+        // Every answer is held until the end: a transfer is never cancelled as it ends (which
+        // FoundationNetworking can trap on; see `RunningTransfer.cancel`).
         let server = try ScriptedServer { request, _ in
             if let start = request.rangeStart {
-                return .respond(
+                let rest = ScriptedServer.Reply.respond(
                     206, headers: ["ETag": "\"v\"", "Content-Range": "bytes \(start)-199999/200000"],
                     body: bytes.dropFirst(start))
+                return .waiting(for: gate, then: rest)
             }
             return .stall(body: bytes, sent: 50_000, until: gate, headers: ["ETag": "\"v\""])
         }
@@ -316,10 +319,17 @@ import Testing
     }
 
     @Test func badInputIsRefusedWithClearErrors() async throws {
+        // Requests are held unanswered: closing cancels a transfer that is waiting, never one ending.
+        let held = Gate()
+        let server = try ScriptedServer { _, _ in .waiting(for: held, then: .respond(200)) }
+        defer {
+            server.stop()
+            held.open()
+        }
         let folder = try scratchFolder()
         let manager = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
         defer { manager.close() }
-        let url = URL(string: "http://127.0.0.1:1/file.bin")!
+        let url = server.url("file.bin")
 
         for name in ["", ".", "..", "../x", "a/b", "x.part", "x.part.meta", ".jobkit-downloads.journal", "a\nb"] {
             #expect(throws: DownloadManagerError.self, "\(name)") { try manager.add(url, name: name) }
@@ -336,11 +346,10 @@ import Testing
         }
         #expect(throws: DownloadManagerError.self) { try manager.add(URL(string: "http://host/")!) }
 
-        manager.suspendAll()  // nothing starts: the URL leads nowhere
         let id = try manager.add(url, name: "taken.bin")
         #expect(try manager.add(url, name: "taken.bin") == id, "the same request is the same item")
         #expect(throws: DownloadManagerError.nameTaken("taken.bin", by: id)) {
-            try manager.add(URL(string: "http://127.0.0.1:1/other.bin")!, name: "taken.bin")
+            try manager.add(server.url("other.bin"), name: "taken.bin")
         }
         #expect(throws: DownloadManagerError.nameTaken("taken.bin", by: id)) {
             try manager.add(url, name: "taken.bin", checksum: .sha256(of: Data()))
