@@ -321,9 +321,9 @@ struct DownloadManagerStateMachine<Handle> {
         switch outcome {
         case .completed:
             let size = entry.finishingSize ?? entry.received
-            actions.merge(transition(id, to: .completed(size: size), now: now))
             entries[id]?.received = size
             entries[id]?.expected = size
+            actions.merge(transition(id, to: .completed(size: size), now: now))
             record(DownloadJournal.Record(op: .done, id: id.rawValue, size: size))
             actions.writesJournal = true
             actions.syncsJournal = true
@@ -378,9 +378,9 @@ struct DownloadManagerStateMachine<Handle> {
         case .completed, .cancelled: return Actions()
         default: break
         }
-        var actions = transition(id, to: .cancelled, now: now)
         entries[id]?.received = 0
         entries[id]?.expected = nil
+        var actions = transition(id, to: .cancelled, now: now)
         actions.unlinks += partFiles(of: entry)
         unlinkPartWhenEnded(entry)
         record(.state(id.rawValue, .cancelled))
@@ -730,6 +730,7 @@ struct DownloadManagerStateMachine<Handle> {
             nextToken += 1
             leave(entry)
             entries[id]!.phase = .running(Run(token: nextToken))
+            entries[id]!.finishingSize = nil
             runningCount += 1
             runningByHost[entry.host, default: 0] += 1
             entries[id]!.meter.reset()

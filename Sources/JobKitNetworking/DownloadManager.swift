@@ -43,10 +43,10 @@ import JobKit
 /// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
 /// records adds, state changes and completions — not progress, which the `.part` holds. The manager
 /// holds an exclusive `flock` on it: a second manager on the directory, in this process or another,
-/// fails with `DownloadManagerError.directoryInUse` (after trying for a quarter of a second). On open, completed items whose file still has
-/// its recorded size stay completed (not fetched again); a missing one is fetched again; pending,
-/// running and suspended items come back as pending (or suspended), and a partial `.part` resumes
-/// through the validated resume.
+/// fails with `DownloadManagerError.directoryInUse` (after trying for a quarter of a second). On
+/// open, completed items whose file still has its recorded size stay completed (not fetched again);
+/// a missing one is fetched again; pending, running and suspended items come back as pending (or
+/// suspended), and a partial `.part` resumes through the validated resume.
 ///
 /// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
 /// the network or the result queue. `add` writes and syncs the journal before it returns (a few
