@@ -158,6 +158,55 @@ struct RestoreServer {
         try await expectRestoredAndCompleted(in: folder, server, requestsBefore: before)
     }
 
+    @Test func killedAtRandomMomentsItLosesNothingAndFetchesNoFinishedFileAgain() async throws {
+        let names = (0..<40).map { "r\($0).bin" }
+        let server = try ScriptedServer { request, _ in
+            let name = String(request.path.dropFirst())
+            let body = largePattern(150_000, seed: Int(name.dropFirst().dropLast(4)) ?? 0)
+            let etag = "\"\(name)\""
+            if let start = request.rangeStart, request.headers["if-range"] == etag, start < body.count {
+                return .respond(
+                    206, headers: ["ETag": etag, "Content-Range": "bytes \(start)-\(body.count - 1)/\(body.count)"],
+                    body: body.dropFirst(start))
+            }
+            // Half at once, the rest 10 to 60 ms later: a kill lands mid-body as often as between files.
+            let rest = Gate()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 10...60))) { rest.open() }
+            return .stall(body: body, sent: body.count / 2, until: rest, headers: ["ETag": etag])
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let arguments = ["download-manager", folder.path] + names.map { server.url($0).absoluteString }
+        var finished: Set<String> = []
+        for round in 0..<3 {
+            let before = server.requests.count
+            let child = try ProbeProcess(arguments)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
+            child.kill()
+            _ = child.waitForExit()
+            let fetched = Set(server.requests.dropFirst(before).map { String($0.path.dropFirst()) })
+            #expect(fetched.isDisjoint(with: finished), "round \(round) fetched finished files again")
+            for line in child.output.split(separator: "\n") where line.hasPrefix("completed ") {
+                finished.insert(String(line.dropFirst("completed ".count)))
+            }
+        }
+
+        let before = server.requests.count
+        let manager = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
+        defer { manager.close() }
+        try manager.add(contentsOf: names.map { .init(url: server.url($0)) })
+        let summary = await manager.waitUntilFinished()
+
+        #expect(summary.completed.count == 40)
+        let fetched = Set(server.requests.dropFirst(before).map { String($0.path.dropFirst()) })
+        #expect(fetched.isDisjoint(with: finished))
+        for name in names {
+            let expected = largePattern(150_000, seed: Int(name.dropFirst().dropLast(4)) ?? 0)
+            #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == expected, "\(name)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".part") } == [])
+    }
+
     @Test func aSecondProcessOnTheDirectoryFailsWithoutTouchingIt() async throws {
         let folder = try scratchFolder()
         let manager = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
