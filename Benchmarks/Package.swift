@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "JobKit", package: jobKitPackage),
                 .product(name: "Benchmark", package: "benchmark"),
+                "SeedDesign",
             ],
             path: "Benchmarks/JobKitBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -26,9 +27,11 @@ let package = Package(
         // One workload per run, for `instructions.sh` to count with callgrind.
         .executableTarget(
             name: "JobKitInstructions",
-            dependencies: [.product(name: "JobKit", package: jobKitPackage)],
+            dependencies: [.product(name: "JobKit", package: jobKitPackage), "SeedDesign"],
             path: "Benchmarks/JobKitInstructions"
         ),
+        // The seed articles' `Task` design, ported as the reference every benchmark compares against.
+        .target(name: "SeedDesign", path: "Benchmarks/SeedDesign"),
         // Loopback download benchmarks (see Networking/run.sh): the same downloads through a plain
         // URLSession program and through JobKitNetworking, one binary, timed and measured alike.
         .executableTarget(

@@ -2,6 +2,7 @@ import Benchmark
 import Dispatch
 import Foundation
 import JobKit
+import SeedDesign
 
 // Each JobKit benchmark stands beside the raw GCD code that does the same work, in the same run:
 // compare the pairs, not absolute numbers (this machine is shared and noisy).
@@ -40,6 +41,23 @@ let benchmarks: @Sendable () -> Void = {
         wait(for: Job.group(Array(repeating: noop, count: fanOutCount)))
     }
 
+    Benchmark("fan-out 100k: seed Task group") { benchmark in
+        let done = DispatchSemaphore(value: 0)
+        SeedTask.group(Array(repeating: SeedTask { $0.finish() }, count: fanOutCount)).perform { _ in done.signal() }
+        done.wait()
+    }
+
+    Benchmark("fan-out 100k: TaskGroup") { benchmark in
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<fanOutCount { group.addTask { blackHole(0) } }
+            }
+            done.signal()
+        }
+        done.wait()
+    }
+
     // MARK: A sequence of 1,000,000 no-op jobs
 
     Benchmark("sequence 1M: raw GCD (async chain)") { benchmark in
@@ -59,6 +77,28 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("sequence 1M: JobKit sequence") { benchmark in
         let noop = Job<Void> { $0.finish() }
         wait(for: Job.sequence(Array(repeating: noop, count: sequenceLength)))
+    }
+
+    Benchmark("sequence 1M: seed Task sequence") { benchmark in
+        let done = DispatchSemaphore(value: 0)
+        SeedTask.sequence(Array(repeating: SeedTask { $0.finish() }, count: sequenceLength)).perform { _ in
+            done.signal()
+        }
+        done.wait()
+    }
+
+    Benchmark("sequence 1M: TaskGroup (one child task at a time)") { benchmark in
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<sequenceLength {
+                    group.addTask { blackHole(0) }
+                    await group.next()
+                }
+            }
+            done.signal()
+        }
+        done.wait()
     }
 
     // MARK: 2,000 jobs of 5 ms, at most 8 at once (ideal makespan 2000 / 8 × 5 ms = 1.25 s)
@@ -135,6 +175,55 @@ let benchmarks: @Sendable () -> Void = {
     let queueConfiguration = Benchmark.Configuration(
         metrics: [.wallClock, .custom("ns per job", polarity: .prefersSmaller, useScalingFactor: false)],
         warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 10)
+    // The same 10,000 no-op jobs, 8 at once, without JobQueue: what its bookkeeping costs.
+    Benchmark("JobQueue 10k no-op jobs, 8 at once: raw GCD (counter)", configuration: queueConfiguration) { benchmark in
+        let start = DispatchTime.now()
+        runBounded(count: 10_000, limit: 8) { done in done() }
+        benchmark.measurement(.custom("ns per job"), nanoseconds(since: start) / 10_000)
+    }
+
+    Benchmark("JobQueue 10k no-op jobs, 8 at once: seed 002 (semaphore)", configuration: queueConfiguration) {
+        benchmark in
+        let start = DispatchTime.now()
+        let queue = DispatchQueue(label: "seed002", qos: .userInitiated, attributes: .concurrent)
+        let group = DispatchGroup()
+        let slots = DispatchSemaphore(value: 8)
+        for _ in 0..<10_000 {
+            queue.async(group: group) {
+                slots.wait()
+                blackHole(0)
+                slots.signal()
+            }
+        }
+        group.wait()
+        benchmark.measurement(.custom("ns per job"), nanoseconds(since: start) / 10_000)
+    }
+
+    Benchmark("JobQueue 10k no-op jobs, 8 at once: TaskGroup", configuration: queueConfiguration) { benchmark in
+        let start = DispatchTime.now()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<10_000 {
+                    if index >= 8 { await group.next() }
+                    group.addTask { blackHole(0) }
+                }
+            }
+            done.signal()
+        }
+        done.wait()
+        benchmark.measurement(.custom("ns per job"), nanoseconds(since: start) / 10_000)
+    }
+
+    Benchmark("JobQueue 10k no-op jobs, 8 at once: seed Task group (no limit)", configuration: queueConfiguration) {
+        benchmark in
+        let start = DispatchTime.now()
+        let done = DispatchSemaphore(value: 0)
+        SeedTask.group(Array(repeating: SeedTask { $0.finish() }, count: 10_000)).perform { _ in done.signal() }
+        done.wait()
+        benchmark.measurement(.custom("ns per job"), nanoseconds(since: start) / 10_000)
+    }
+
     for count in [10_000, 100_000] {
         Benchmark("JobQueue \(count / 1_000)k no-op jobs, 8 at once", configuration: queueConfiguration) { benchmark in
             let jobQueue = JobQueue<Int>(maxConcurrent: 8, resultQueue: DispatchQueue(label: "results"))
@@ -224,4 +313,36 @@ func efficiencyPerMille(since start: DispatchTime) -> Int {
     let ideal = Double(boundedCount / boundedLimit * boundedMilliseconds) * 1e6
     let measured = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds)
     return Int(1000 * ideal / measured)
+}
+
+/// Runs `count` pieces of `work`, at most `limit` at once, on the global queue, counted under a
+/// lock: raw GCD's way to bound concurrency without blocking a thread. Returns when all ended.
+func runBounded(count: Int, limit: Int, work: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void) {
+    let queue = DispatchQueue.global()
+    let done = DispatchSemaphore(value: 0)
+    let state = NSLock()
+    let width = min(limit, count)
+    nonisolated(unsafe) var next = width
+    nonisolated(unsafe) var finished = 0
+    @Sendable func launch() {
+        queue.async {
+            work {
+                state.lock()
+                finished += 1
+                let startAnother = next < count
+                if startAnother { next += 1 }
+                let all = finished == count
+                state.unlock()
+                if startAnother { launch() }
+                if all { done.signal() }
+            }
+        }
+    }
+    for _ in 0..<width { launch() }
+    done.wait()
+}
+
+/// Nanoseconds since `start`.
+func nanoseconds(since start: DispatchTime) -> Int {
+    Int(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds)
 }

@@ -14,6 +14,7 @@
 import Dispatch
 import Foundation
 import JobKit
+import SeedDesign
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let count = Int(arguments.last!) else {

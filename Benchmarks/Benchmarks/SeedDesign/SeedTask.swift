@@ -5,28 +5,28 @@ import Foundation
 /// closure that receives a `Controller` with `finish()` and `fail(with:)`; `group` runs all on the
 /// controller's queue and keeps the first error; `sequence` runs one after another on any queue.
 /// No cancellation, progress, observation or exactly-once guard: the cost floor of the idea.
-struct SeedTask: Sendable {
-    struct Controller: Sendable {
-        let queue: DispatchQueue
+public struct SeedTask: Sendable {
+    public struct Controller: Sendable {
+        public let queue: DispatchQueue
         let handler: @Sendable (Result<Void, any Error>) -> Void
 
-        func finish() { handler(.success(())) }
-        func fail(with error: any Error) { handler(.failure(error)) }
+        public func finish() { handler(.success(())) }
+        public func fail(with error: any Error) { handler(.failure(error)) }
     }
 
     let closure: @Sendable (Controller) -> Void
 
-    init(_ closure: @escaping @Sendable (Controller) -> Void) {
+    public init(_ closure: @escaping @Sendable (Controller) -> Void) {
         self.closure = closure
     }
 
-    func perform(
+    public func perform(
         on queue: DispatchQueue = .global(), then handler: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
         queue.async { closure(Controller(queue: queue, handler: handler)) }
     }
 
-    static func group(_ tasks: [SeedTask]) -> SeedTask {
+    public static func group(_ tasks: [SeedTask]) -> SeedTask {
         SeedTask { controller in
             let group = DispatchGroup()
             let anyError = SeedLocked<(any Error)?>(nil)
@@ -43,7 +43,7 @@ struct SeedTask: Sendable {
         }
     }
 
-    static func sequence(_ tasks: [SeedTask]) -> SeedTask {
+    public static func sequence(_ tasks: [SeedTask]) -> SeedTask {
         SeedTask { controller in
             @Sendable func run(_ index: Int) {
                 guard index < tasks.count else { return controller.finish() }
