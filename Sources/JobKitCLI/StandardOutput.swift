@@ -19,6 +19,18 @@ enum StandardOutput {
         isatty(STDOUT_FILENO) == 1
     }
 
+    /// The terminal's width in columns, or nil when standard output is not a terminal (or says 0).
+    static var columns: Int? {
+        var size = winsize()
+        #if canImport(Glibc)
+            let request = UInt(TIOCGWINSZ)
+        #else
+            let request = TIOCGWINSZ
+        #endif
+        guard ioctl(STDOUT_FILENO, request, &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// Writes `text` as it is (no newline added) and flushes it at once.
     static func write(_ text: String) {
         fputs(text, stdout)
