@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// - `GET /files/...`: files under `root/files`, with RFC 9110 ranges, `ETag`, `Last-Modified`, `If-Range`;
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;
-/// - `POST /posts`, `GET /posts`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
+/// - `POST /posts`, `GET /posts`, `GET /posts/{id}`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
 ///   no acknowledged post;
 /// - `GET /products/{id}` and `GET /feed` (the result queue and feed scenarios);
 /// - fault injection for every route (`FaultPlan`, `FaultController`).
