@@ -32,6 +32,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Refuse larger uploads with 413.", valueName: "bytes"))
     var maxUploadBytes = 64 << 20
 
+    @Option(
+        help: ArgumentHelp(
+            "Append one line per request (method, path, Range header, status) to this file.", valueName: "file"))
+    var accessLog: String?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535.") }
         guard (0...1).contains(failureRate) else { throw ValidationError("--failure-rate must be between 0 and 1.") }
@@ -69,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             server = try await LoopbackServer.start(
                 .init(
-                    root: rootURL, port: port, maxUploadBytes: maxUploadBytes, faults: plan, stopsOnSignals: true))
+                    root: rootURL, port: port, maxUploadBytes: maxUploadBytes, faults: plan, stopsOnSignals: true,
+                    accessLog: accessLog.map { URL(fileURLWithPath: $0) }))
         } catch {
             throw CommandLineError.report(error)
         }
