@@ -54,7 +54,8 @@ struct TransferRow: Equatable, Sendable {
     var status: Status = .queued
 }
 
-/// The sum of all rows: the total line.
+/// The sum of all rows: the total line. Bytes, speed and time left add up the rows that did not fail and were
+/// not cancelled; the counts count every row.
 struct TransferTotals: Equatable, Sendable {
     var count = 0
     var completed = 0
@@ -79,6 +80,9 @@ struct TransferTotals: Equatable, Sendable {
             case .running, .retrying, .paused: active += 1
             case .queued: break
             }
+            // What failed or was cancelled is not part of what is left to transfer: only its count shows.
+            if case .failed = row.status { continue }
+            if row.status == .cancelled { continue }
             bytesDone = Self.add(bytesDone, max(0, row.bytesDone))
             if let known = total, let rowTotal = row.totalBytes {
                 total = Self.add(known, max(0, rowTotal))
