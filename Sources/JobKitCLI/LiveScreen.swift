@@ -16,7 +16,11 @@ struct LiveScreen: Sendable {
     mutating func frame(_ board: TransferBoard, width: Int, messages: [String] = []) -> String {
         var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
         for message in messages { text += "\u{1B}[2K" + message + "\n" }
-        for row in board.rows where row.status.isFinal && !announced.contains(row.id) {
+        for row in board.rows where row.status.isFinal != announced.contains(row.id) {
+            guard row.status.isFinal else {
+                announced.remove(row.id)  // it started again: its next end is printed too
+                continue
+            }
             announced.insert(row.id)
             text += "\u{1B}[2K" + Self.endedLine(row, width: width, color: true) + "\n"
         }

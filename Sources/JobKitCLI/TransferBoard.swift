@@ -33,9 +33,7 @@ struct TransferBoard: Sendable {
             return Event(kind: .status, row: row)
         }
         let previous = rows[index]
-        // A final row stays final: a late progress report of a cancelled transfer changes nothing.
-        guard !previous.status.isFinal || row.status.isFinal else { return nil }
-        rows[index] = row
+        rows[index] = row  // a final row may start again: a failed download queued again by a rerun
         if previous.status != row.status { return Event(kind: .status, row: row) }
         return previous == row ? nil : Event(kind: .progress, row: row)
     }

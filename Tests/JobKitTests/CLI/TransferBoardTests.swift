@@ -15,11 +15,11 @@ import Testing
         #expect(board.update(row)?.kind == .progress)
     }
 
-    @Test func aFinalRowStaysFinal() {
+    @Test func aFinalRowCanStartAgain() {
         var board = TransferBoard()
-        board.update(TransferRow(id: 1, name: "a", status: .cancelled))
-        #expect(board.update(TransferRow(id: 1, name: "a", bytesDone: 9, status: .running)) == nil)
-        #expect(board.row(id: 1)?.status == .cancelled)
+        board.update(TransferRow(id: 1, name: "a", status: .failed(reason: "x")))
+        #expect(board.update(TransferRow(id: 1, name: "a", status: .queued))?.kind == .status)
+        #expect(board.row(id: 1)?.status == .queued)
     }
 
     @Test func totalsSaturateInsteadOfOverflowingAndAreUnknownWithOneUnknownSize() {
