@@ -33,6 +33,7 @@ final class TransferDisplay: @unchecked Sendable {
     let mode: DisplayMode
     private let write: (String) -> Void
     private let width: () -> Int
+    private let height: () -> Int?
     private var board = TransferBoard()
     private var screen = LiveScreen()
     private var throttle = RedrawThrottle()
@@ -41,11 +42,17 @@ final class TransferDisplay: @unchecked Sendable {
     private var unsentProgress: [Int: TransferBoard.Event] = [:]
     private var isFinished = false
 
-    /// A display writing through `write`; `width` is read at every live frame (the terminal may be resized).
-    init(mode: DisplayMode, write: @escaping (String) -> Void, width: @escaping () -> Int = { 80 }) {
+    /// A display writing through `write`; `width` and `height` are read at every live frame (the terminal
+    /// may be resized). A live frame has at most 12 rows, and fewer on a short terminal (`height - 2`), so
+    /// that the cursor never has to move above the top of the screen.
+    init(
+        mode: DisplayMode, write: @escaping (String) -> Void, width: @escaping () -> Int = { 80 },
+        height: @escaping () -> Int? = { nil }
+    ) {
         self.mode = mode
         self.write = write
         self.width = width
+        self.height = height
     }
 
     /// The display of `jobkit` on its standard output.
@@ -53,9 +60,10 @@ final class TransferDisplay: @unchecked Sendable {
         let mode = DisplayMode.choose(
             json: json, quiet: quiet, isTerminal: StandardOutput.isTerminal,
             environment: ProcessInfo.processInfo.environment)
-        return TransferDisplay(mode: mode, write: { StandardOutput.write($0) }) {
-            StandardOutput.columns ?? ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80
-        }
+        return TransferDisplay(
+            mode: mode, write: { StandardOutput.write($0) },
+            width: { StandardOutput.columns ?? ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80 },
+            height: { StandardOutput.lines })
     }
 
     /// Every row so far, and the totals.
@@ -121,6 +129,7 @@ final class TransferDisplay: @unchecked Sendable {
         throttle.drew(at: now)
         switch mode {
         case .live:
+            screen.maxRows = max(1, min(12, (height() ?? 14) - 2))
             write(screen.frame(board, width: width(), messages: pendingMessages))
             pendingMessages = []
         case .json:

@@ -57,6 +57,16 @@ import Testing
         #expect(quiet.text.isEmpty)
     }
 
+    @Test func aShortTerminalGetsFewerLiveRows() {
+        let output = Output()
+        let display = TransferDisplay(mode: .live, write: output.append, width: { 60 }, height: { 4 })
+        for id in 1...5 { display.update(TransferRow(id: id, name: "f\(id)", totalBytes: 4, status: .running)) }
+        display.finish()
+        var terminal = TerminalEmulator()
+        terminal.write(output.text)
+        #expect(terminal.screen.count == 3, "two lines, one of them '… N more', and the total: \(terminal.screen)")
+    }
+
     @Test func liveModeFinishesWithTheLastFrame() {
         let output = Output()
         let display = TransferDisplay(mode: .live, write: output.append, width: { 60 })
