@@ -160,7 +160,9 @@ final class Publisher {
             row.bytesDone = done
             row.bytesPerSecond = speeds[id]?.bytesPerSecond ?? 0
             row.secondsRemaining = speeds[id]?.secondsRemaining(total: size)
-            if case .retrying = row.status, fraction == 0 {} else { row.status = .running }
+            // A retry shows until its attempt moves bytes again.
+            let isRetrying = if case .retrying = row.status { true } else { false }
+            if !isRetrying || fraction > 0 { row.status = .running }
         case .finished:
             row.bytesDone = size ?? row.bytesDone
             row.status = .completed

@@ -22,7 +22,9 @@ struct TransferOptions: ParsableArguments {
     @Flag(help: "Write one JSON object per event on standard output (for scripts) instead of the display.")
     var json = false
 
-    @Flag(name: [.customShort("q"), .long], help: "Show no progress: only failures and the result.")
+    @Flag(
+        name: [.customShort("q"), .long],
+        help: "Show no progress and no summary: only failures (and, for publish, the post's id and URL).")
     var quiet = false
 
     func validate() throws {
