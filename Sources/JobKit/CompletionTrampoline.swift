@@ -42,6 +42,9 @@ enum CompletionTrampoline {
         return key
     }()
 
+    /// This thread's frame. It lives as long as the thread (its slot holds it), so callers keep it
+    /// `unowned(unsafe)`: no retain and release on the hot path.
+    @inline(__always)
     private static var currentFrame: Frame {
         if let frame = pthread_getspecific(key) {
             return Unmanaged<Frame>.fromOpaque(frame).takeUnretainedValue()
@@ -55,7 +58,7 @@ enum CompletionTrampoline {
     /// as soon as that one returns.
     @inline(__always)
     static func deliver<T>(_ value: T, to completion: @escaping (T) -> Void) {
-        let frame = currentFrame
+        unowned(unsafe) let frame = currentFrame
         if frame.isDraining {
             frame.completions.append { completion(value) }
             return
@@ -66,10 +69,24 @@ enum CompletionTrampoline {
         frame.isDraining = false
     }
 
+    /// Like `deliver(_:to:)`, for a run's completion: nothing is allocated unless it must wait.
+    @inline(__always)
+    static func deliver<Value>(_ result: Result<Value, any Error>, to completion: RunCompletion<Value>) {
+        unowned(unsafe) let frame = currentFrame
+        if frame.isDraining {
+            frame.completions.append { completion(result) }
+            return
+        }
+        frame.isDraining = true
+        completion(result)
+        drain(frame)
+        frame.isDraining = false
+    }
+
     /// Runs `cancellation` (one run's cancel handlers, notice and completion) now, then every
     /// cancellation it cascades to; a cascaded one is queued and run by that loop.
     static func cancel(_ cancellation: @escaping () -> Void) {
-        let frame = currentFrame
+        unowned(unsafe) let frame = currentFrame
         if frame.isCancelling {
             frame.cancellations.append(cancellation)
             return
@@ -106,7 +123,7 @@ enum CompletionTrampoline {
     /// loop: a payload released while another is being dropped on this thread waits its turn, so
     /// releasing a job nested 1,000,000 levels deep takes constant stack.
     static func release(_ payload: consuming Any) {
-        let frame = currentFrame
+        unowned(unsafe) let frame = currentFrame
         // Moved, not copied: the caller's reference must not outlive the loop below.
         frame.releases.append(consume payload)
         guard !frame.isReleasing else { return }

@@ -45,10 +45,9 @@ public struct Job<Value: Sendable>: Sendable {
         resultQueue: DispatchQueue = .main,
         then handler: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> JobHandle {
-        JobHandle(
-            run: start(on: queue, parent: nil) { result in
-                MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }
-            })
+        let run = makeRun(on: queue, parentTrace: nil, completion: .handler(handler, resultQueue: resultQueue))
+        run.start()
+        return JobHandle(run: run)
     }
 
     /// Makes a run of this job on `queue` (not started) whose completion is called inline, on
@@ -67,6 +66,12 @@ public struct Job<Value: Sendable>: Sendable {
         on queue: DispatchQueue, parentTrace: TraceContext?,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Run<Value> {
+        makeRun(on: queue, parentTrace: parentTrace, completion: .call(completion))
+    }
+
+    /// Like `makeRun(on:parentTrace:completion:)`, with the completion's kind chosen by the caller.
+    @inline(__always)
+    func makeRun(on queue: DispatchQueue, parentTrace: TraceContext?, completion: RunCompletion<Value>) -> Run<Value> {
         let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
         return Run<Value>.make(body: body, queue: queue, trace: trace, completion: completion)
     }

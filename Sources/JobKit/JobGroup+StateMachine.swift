@@ -18,7 +18,7 @@ struct JobGroupStateMachine<Element: Sendable> {
     private var nextIndex = 0
     private var inFlight = 0
     private var completedCount = 0
-    private var members: [(any AnyRun)?]
+    private var members: [Run<Element>?]
     private var results: [Result<Element, any Error>?]
     /// One child progress per member, once somebody asked for the group's progress.
     private var childReporters: [ProgressReporter]?
@@ -48,16 +48,16 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     /// Members `range` have been created: keep them for cancellation. Returns `nil` when the group
     /// ended meanwhile (the members must then not be started), else the child progress each must adopt.
-    mutating func register(_ runs: [any AnyRun], from start: Int) -> [ProgressReporter]? {
+    mutating func register(_ runs: [Run<Element>], from start: Int) -> [ProgressReporter]? {
         guard !isDone else { return nil }
-        for (offset, run) in runs.enumerated() { members[start + offset] = run }
+        members.replaceSubrange(start..<start + runs.count, with: runs.lazy.map { $0 })
         guard let childReporters else { return [] }
         return Array(childReporters[start..<start + runs.count])
     }
 
     /// One member has been created. Returns `nil` when the group ended meanwhile (it must then not
     /// start), else the child progress it must adopt, if any.
-    mutating func register(_ run: any AnyRun, at index: Int) -> ProgressReporter?? {
+    mutating func register(_ run: Run<Element>, at index: Int) -> ProgressReporter?? {
         guard !isDone else { return nil }
         members[index] = run
         return .some(childReporters?[index])
@@ -65,14 +65,14 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
     /// already launched, its run (nil once it completed) so that its child can catch up.
-    mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: (any AnyRun)?)] {
+    mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: Run<Element>?)] {
         guard childReporters == nil, !isDone else { return [] }
         childReporters = children
         return (0..<nextIndex).map { (children[$0], members[$0]) }
     }
 
     /// The running member at `index`, if any.
-    func member(at index: Int) -> (any AnyRun)? {
+    func member(at index: Int) -> Run<Element>? {
         members.indices.contains(index) ? members[index] : nil
     }
 
@@ -80,7 +80,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         case none
         case launch(Range<Int>)
         case finish([Result<Element, any Error>])
-        case fail(any Error, cancelling: [any AnyRun])
+        case fail(any Error, cancelling: [Run<Element>])
     }
 
     mutating func memberCompleted(at index: Int, with result: Result<Element, any Error>) -> MemberAction {
@@ -104,7 +104,7 @@ struct JobGroupStateMachine<Element: Sendable> {
     }
 
     /// The group's own run was cancelled: returns the members to cancel.
-    mutating func cancel() -> [any AnyRun] {
+    mutating func cancel() -> [Run<Element>] {
         guard !isDone else { return [] }
         isDone = true
         return takeMembers()
@@ -126,7 +126,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         return range
     }
 
-    private mutating func takeMembers() -> [any AnyRun] {
+    private mutating func takeMembers() -> [Run<Element>] {
         let running = members.compactMap { $0 }
         members = []
         return running

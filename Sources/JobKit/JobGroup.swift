@@ -77,31 +77,31 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
 
     private func launch(_ range: Range<Int>) {
         if range.count == 1 { return launch(at: range.lowerBound) }
+        let jobs = members.value
         var runs: [Run<Element>] = []
         runs.reserveCapacity(range.count)
         for index in range {
-            runs.append(makeRun(at: index))
+            runs.append(
+                jobs[index].makeRun(on: queue, parentTrace: parentTrace, completion: .member(self, index: index)))
         }
         guard let children = state.withLock({ $0.register(runs, from: range.lowerBound) }) else { return }
-        for (run, child) in zip(runs, children) { run.adopt(child) }
-        for run in runs { run.start() }
-    }
-
-    private func makeRun(at index: Int) -> Run<Element> {
-        members.value[index].makeRun(on: queue, parentTrace: parentTrace) { [self] in
-            memberCompleted(at: index, with: $0)
+        if !children.isEmpty {
+            for (run, child) in zip(runs, children) { run.adopt(child) }
         }
+        for run in runs { run.start() }
     }
 
     /// The common case of a sequence or a bounded group: one member starts as another ends.
     private func launch(at index: Int) {
-        let run = makeRun(at: index)
+        let run = members.value[index].makeRun(
+            on: queue, parentTrace: parentTrace, completion: .member(self, index: index))
         guard case .some(let child) = state.withLock({ $0.register(run, at: index) }) else { return }
         if let child { run.adopt(child) }
         run.start()
     }
 
-    private func memberCompleted(at index: Int, with result: Result<Element, any Error>) {
+    /// A member's completion (`RunCompletion.member`): called once per member run, inline.
+    func memberCompleted(at index: Int, with result: Result<Element, any Error>) {
         switch state.withLock({ $0.memberCompleted(at: index, with: result) }) {
         case .none:
             break

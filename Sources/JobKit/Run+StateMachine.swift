@@ -1,9 +1,43 @@
 import Dispatch
 
+/// Where a run's result goes, exactly once: a closure, a slot of a group's shared storage, or a
+/// `perform` handler on its result queue. Members and performs carry no closure of their own, so a
+/// pending one costs no allocation beyond its run, and a member reports by a direct call to its
+/// group (a concrete type: no existential or virtual call, which would run unspecialized code).
+enum RunCompletion<Value: Sendable>: Sendable {
+    case call(@Sendable (Result<Value, any Error>) -> Void)
+    case member(JobGroup<Value>, index: Int)
+    case handler(@Sendable (Result<Value, any Error>) -> Void, resultQueue: DispatchQueue)
+
+    @inline(__always)
+    func callAsFunction(_ result: Result<Value, any Error>) {
+        switch self {
+        case .call(let completion): completion(result)
+        case .member(let parent, let index): parent.memberCompleted(at: index, with: result)
+        case .handler(let handler, let resultQueue):
+            MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }
+        }
+    }
+}
+
+/// What only some runs need — cancel handlers, observers, progress, a forwarder — made on first use,
+/// in one allocation, so that a run nobody watches stays small and cheap to make and to free.
+final class RunWatchers {
+    var cancelHandlers: [(token: Int, handler: @Sendable () -> Void)] = []
+    var nextCancelToken = 0
+    var observers: [StateObserver] = []
+    /// The observer of the delegate set with `JobHandle.setDelegate`, which a new delegate replaces.
+    var delegateObserver: StateObserver?
+    var reporter: ProgressReporter?
+    var composite: (any ProgressComposite)?
+    /// Where a combinator wants this run's progress, to fold it into its own.
+    var forward: (@Sendable (Double) -> Void)?
+}
+
 /// The state of one run, as a value: every transition is a mutating method that returns what to do
 /// once the lock is released. It never calls out.
 struct RunStateMachine<Value: Sendable> {
-    typealias Completion = @Sendable (Result<Value, any Error>) -> Void
+    typealias Completion = RunCompletion<Value>
 
     enum Phase {
         case pending
@@ -39,16 +73,9 @@ struct RunStateMachine<Value: Sendable> {
 
     private(set) var phase: Phase = .pending
     private var completion: Completion?
-    private var cancelHandlers: [(token: Int, handler: @Sendable () -> Void)] = []
-    private var nextCancelToken = 0
     private var misuseReported = false
-    private var observers: [StateObserver] = []
-    /// The observer of the delegate set with `JobHandle.setDelegate`, which a new delegate replaces.
-    private var delegateObserver: StateObserver?
-    private var reporter: ProgressReporter?
-    private var composite: (any ProgressComposite)?
-    /// Where a combinator wants this run's progress, to fold it into its own.
-    private var forward: (@Sendable (Double) -> Void)?
+    /// Made on first use (see `RunWatchers`).
+    private var watchers: RunWatchers?
     let trace: TraceContext?
     /// What the run performs, and where: set once, read without the lock (they never change).
     let body: @Sendable (Job<Value>.Controller) -> Void
@@ -56,12 +83,19 @@ struct RunStateMachine<Value: Sendable> {
 
     init(
         body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue,
-        completion: @escaping Completion, trace: TraceContext?
+        completion: Completion, trace: TraceContext?
     ) {
         self.body = body
         self.queue = queue
         self.completion = completion
         self.trace = trace
+    }
+
+    private mutating func makeWatchers() -> RunWatchers {
+        if let watchers { return watchers }
+        let made = RunWatchers()
+        watchers = made
+        return made
     }
 
     var state: JobState {
@@ -89,18 +123,25 @@ struct RunStateMachine<Value: Sendable> {
     }
 
     /// Moves to `newPhase` and returns who must hear of it (nil when nobody watches).
+    @inline(__always)
     private mutating func move(to newPhase: Phase) -> Notice? {
         phase = newPhase
+        guard watchers != nil || trace != nil else { return nil }
+        return notice()
+    }
+
+    private mutating func notice() -> Notice? {
         let state = self.state
-        let observers = self.observers
-        let forward = self.forward
-        if state.isFinal {
+        let observers = watchers?.observers ?? []
+        let forward = watchers?.forward
+        let reporter = watchers?.reporter
+        if state.isFinal, let watchers {
             // Nothing a final run holds may reach another run: a chain of runs a million long would
             // otherwise be released recursively.
-            self.observers = []
-            delegateObserver = nil
-            composite = nil
-            self.forward = nil
+            watchers.observers = []
+            watchers.delegateObserver = nil
+            watchers.composite = nil
+            watchers.forward = nil
         }
         guard !observers.isEmpty || reporter != nil || trace != nil || forward != nil else { return nil }
         return Notice(
@@ -144,7 +185,7 @@ struct RunStateMachine<Value: Sendable> {
             case .failure(let error as JobError) where error == .cancelled: newPhase = .cancelled(bodyCompleted: true)
             case .failure(let error): newPhase = .failed(error)
             }
-            cancelHandlers = []
+            watchers?.cancelHandlers = []
             let notice = move(to: newPhase)
             return .deliver(takeCompletion(), result, notice)
         case .cancelled(bodyCompleted: false):
@@ -166,8 +207,8 @@ struct RunStateMachine<Value: Sendable> {
     mutating func cancel() -> CancelAction {
         switch phase {
         case .pending, .running:
-            let handlers = cancelHandlers.map(\.handler)
-            cancelHandlers = []
+            let handlers = watchers?.cancelHandlers.map(\.handler) ?? []
+            watchers?.cancelHandlers = []
             let notice = move(to: .cancelled(bodyCompleted: false))
             return .cancel(handlers: handlers, completion: takeCompletion(), notice: notice)
         case .finished, .failed, .cancelled:
@@ -187,9 +228,10 @@ struct RunStateMachine<Value: Sendable> {
     mutating func addCancelHandler(_ handler: @escaping @Sendable () -> Void) -> AddCancelHandlerAction {
         switch phase {
         case .pending, .running:
-            nextCancelToken += 1
-            cancelHandlers.append((nextCancelToken, handler))
-            return .added(token: nextCancelToken)
+            let watchers = makeWatchers()
+            watchers.nextCancelToken += 1
+            watchers.cancelHandlers.append((watchers.nextCancelToken, handler))
+            return .added(token: watchers.nextCancelToken)
         case .cancelled:
             return .runNow
         case .finished, .failed:
@@ -199,7 +241,8 @@ struct RunStateMachine<Value: Sendable> {
 
     /// Forgets a cancel handler, releasing what it holds.
     mutating func removeCancelHandler(token: Int) {
-        if let index = cancelHandlers.firstIndex(where: { $0.token == token }) { cancelHandlers.remove(at: index) }
+        guard let watchers, let index = watchers.cancelHandlers.firstIndex(where: { $0.token == token }) else { return }
+        watchers.cancelHandlers.remove(at: index)
     }
 
     /// Records progress; returns the notice, or `nil` if nothing changed or nobody watches.
@@ -215,21 +258,22 @@ struct RunStateMachine<Value: Sendable> {
     /// Adds an observer, which hears the current state first and nothing after a final one.
     /// Returns `true` when the caller must schedule its drain.
     mutating func add(_ observer: StateObserver) -> Bool {
-        if !state.isFinal { observers.append(observer) }
+        if !state.isFinal { makeWatchers().observers.append(observer) }
         return observer.append(state)
     }
 
     mutating func remove(_ observer: StateObserver) {
-        observers.removeAll { $0 === observer }
-        if delegateObserver === observer { delegateObserver = nil }
+        guard let watchers else { return }
+        watchers.observers.removeAll { $0 === observer }
+        if watchers.delegateObserver === observer { watchers.delegateObserver = nil }
     }
 
     /// Makes `observer` the delegate's, replacing the previous one (returned, to be stopped).
     /// `drain` is `true` when the caller must schedule the new observer's drain.
     mutating func replaceDelegateObserver(with observer: StateObserver) -> (previous: StateObserver?, drain: Bool) {
-        let previous = delegateObserver
-        if let previous { observers.removeAll { $0 === previous } }
-        if !state.isFinal { delegateObserver = observer }
+        let previous = watchers?.delegateObserver
+        if let previous { watchers?.observers.removeAll { $0 === previous } }
+        if !state.isFinal { makeWatchers().delegateObserver = observer }
         return (previous, add(observer))
     }
 
@@ -242,29 +286,31 @@ struct RunStateMachine<Value: Sendable> {
 
     /// Returns this run's progress reporter, making it with `make` on first use.
     mutating func reporter(orMake make: () -> ProgressReporter) -> ReporterAction {
-        if let reporter { return .existing(reporter) }
+        let watchers = makeWatchers()
+        if let reporter = watchers.reporter { return .existing(reporter) }
         let reporter = make()
-        self.reporter = reporter
-        return .created(reporter, state: state, composite: composite)
+        watchers.reporter = reporter
+        return .created(reporter, state: state, composite: watchers.composite)
     }
 
     /// Adopts `reporter` (a child of a group's progress): returns the state to bring it to.
     mutating func adopt(_ reporter: ProgressReporter) -> JobState {
-        self.reporter = reporter
+        makeWatchers().reporter = reporter
         return state
     }
 
     /// Sends this run's progress to `forward` from now on.
     mutating func forwardProgress(to forward: @escaping @Sendable (Double) -> Void) {
-        self.forward = forward
+        makeWatchers().forward = forward
     }
 
     /// Registers the run's members as the source of its progress; returns the progress whose
     /// children they must become, if somebody already asked for it.
     mutating func setComposite(_ composite: any ProgressComposite) -> ProgressReporter? {
         guard !state.isFinal else { return nil }
-        self.composite = composite
-        return reporter
+        let watchers = makeWatchers()
+        watchers.composite = composite
+        return watchers.reporter
     }
 
     private mutating func takeCompletion() -> Completion {

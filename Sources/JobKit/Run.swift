@@ -42,13 +42,15 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     /// A run of `body` on `queue` (not started yet) whose completion is called exactly once, on
     /// whatever thread completes it.
+    @inline(__always)
     static func make(
         body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue, trace: TraceContext? = nil,
-        completion: @escaping Completion
+        completion: consuming Completion
     ) -> Run<Value> {
-        let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in
-            RunStateMachine(body: body, queue: queue, completion: completion, trace: trace)
-        }
+        // Moved into the buffer, not copied (a copy would retain and release every field once more).
+        var machine: RunStateMachine<Value>? = RunStateMachine(
+            body: body, queue: queue, completion: completion, trace: trace)
+        let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in machine.take()! }
         buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
         trace?.record(.pending)
         return Run(storage: unsafeDowncast(buffer, to: RunStorage<Value>.self))
