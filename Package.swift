@@ -18,13 +18,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Already in the graph through Hummingbird: NIOHTTPTypes names the HTTP parts a channel handler sees.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // SHA-256 for `DownloadManager`'s checksums: CryptoKit on Apple platforms, BoringSSL elsewhere.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "JobKit"),
         .target(name: "JobKitTesting", dependencies: ["JobKit"]),
-        .target(name: "JobKitNetworking", dependencies: ["JobKit"]),
+        .target(
+            name: "JobKitNetworking",
+            dependencies: ["JobKit", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "JobKitServer",
             dependencies: [
@@ -47,8 +51,10 @@ let package = Package(
         // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
         .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI"]),
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
+        // `jobkit` is built for the tests that `kill -9` a download manager (`jobkit _probe download-manager`).
         .testTarget(
-            name: "JobKitNetworkingTests", dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting"]),
+            name: "JobKitNetworkingTests",
+            dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Instructions per job (callgrind, release build), marginal from SMALL to LARGE jobs so that start-up
 # cancels out, for JobKit beside raw GCD, the seed article's Task design and Swift's TaskGroup.
-# Instruction counts repeat to ±0.2% whatever else the machine does.
+# Instruction counts repeat to ±0.2% for one thread's work; how GCD spreads work over its worker
+# threads still varies from run to run (about ±5% per job), so each figure is the median of RUNS
+# runs (default 3).
 #
 #   Benchmarks/instructions.sh [SMALL LARGE]      (default 10000 30000)
+#   RUNS=5 Benchmarks/instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 small=${1:-10000}
@@ -19,10 +22,13 @@ count() {  # workload size -> total instructions
 }
 
 per_job() {
-    local a b
-    a=$(count "$1" "$small")
-    b=$(count "$1" "$large")
-    echo $(((b - a) / (large - small)))
+    local a b i samples=()
+    for ((i = 0; i < ${RUNS:-3}; i++)); do
+        a=$(count "$1" "$small")
+        b=$(count "$1" "$large")
+        samples+=($(((b - a) / (large - small))))
+    done
+    printf '%s\n' "${samples[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 printf '%-10s %10s %10s %10s %10s\n' "per job" "raw GCD" "seed Task" "TaskGroup" "JobKit"

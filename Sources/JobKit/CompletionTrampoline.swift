@@ -20,13 +20,16 @@
 /// Every queued item runs before the outermost call on the thread returns.
 enum CompletionTrampoline {
     /// The work waiting on one thread.
+    ///
+    /// Its fields skip Swift's run-time exclusivity checks: a frame is only ever touched by its own
+    /// thread, and never through overlapping accesses.
     private final class Frame {
-        var isDraining = false
-        var isCancelling = false
-        var completions: [() -> Void] = []
-        var cancellations: [() -> Void] = []
-        var isReleasing = false
-        var releases: [Any] = []
+        @exclusivity(unchecked) var isDraining = false
+        @exclusivity(unchecked) var isCancelling = false
+        @exclusivity(unchecked) var completions: [() -> Void] = []
+        @exclusivity(unchecked) var cancellations: [() -> Void] = []
+        @exclusivity(unchecked) var isReleasing = false
+        @exclusivity(unchecked) var releases: [Any] = []
     }
 
     private static let key: pthread_key_t = {

@@ -50,7 +50,7 @@ struct JobGroupStateMachine<Element: Sendable> {
     /// ended meanwhile (the members must then not be started), else the child progress each must adopt.
     mutating func register(_ runs: [Run<Element>], from start: Int) -> [ProgressReporter]? {
         guard !isDone else { return nil }
-        members.replaceSubrange(start..<start + runs.count, with: runs.lazy.map { $0 })
+        for offset in 0..<runs.count { members[start + offset] = runs[offset] }
         guard let childReporters else { return [] }
         return Array(childReporters[start..<start + runs.count])
     }

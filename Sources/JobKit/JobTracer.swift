@@ -49,13 +49,22 @@ public struct JobTraceEvent: Sendable, Equatable {
 }
 
 /// A traced run's identity and where its events go.
-struct TraceContext: Sendable {
+///
+/// A class, so that an untraced run pays one nil pointer for it, not an inline optional of five words.
+final class TraceContext: Sendable {
     private static let ids = LockedBox.make(UInt64(0))
 
     let tracers: [any JobTracer]
     let id: UInt64
     let parentID: UInt64?
     let name: String?
+
+    init(tracers: [any JobTracer], id: UInt64, parentID: UInt64?, name: String?) {
+        self.tracers = tracers
+        self.id = id
+        self.parentID = parentID
+        self.name = name
+    }
 
     /// The context of a new run, or nil when neither the job nor its parent is traced.
     static func make(for metadata: JobMetadata?, parent: TraceContext?) -> TraceContext? {

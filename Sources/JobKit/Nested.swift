@@ -7,7 +7,8 @@
 // Safety: `storage` is written only by `init` and by `deinit`, when this object has a single owner;
 // `value` only reads it.
 final class Nested<Payload: Sendable>: @unchecked Sendable {
-    private var storage: Payload?
+    /// Unchecked: read on every member launch, written only when there is a single owner (above).
+    @exclusivity(unchecked) private var storage: Payload?
 
     init(_ payload: Payload) {
         storage = payload

@@ -50,14 +50,29 @@ struct RunStateMachine<Value: Sendable> {
     }
 
     /// What the run's watchers must hear about a transition, after the lock is released.
-    struct Notice {
-        var state: JobState
+    ///
+    /// A class: it exists only for a watched run, and an unwatched run's transitions then carry a
+    /// single nil pointer instead of a large optional value to copy and destroy.
+    final class Notice: Sendable {
+        let state: JobState
         /// Observers that already hold the state and need a drain scheduled.
-        var observersToDrain: [StateObserver]
-        var reporter: ProgressReporter?
-        var trace: TraceContext?
-        var time: UInt64
-        var forward: (@Sendable (Double) -> Void)?
+        let observersToDrain: [StateObserver]
+        let reporter: ProgressReporter?
+        let trace: TraceContext?
+        let time: UInt64
+        let forward: (@Sendable (Double) -> Void)?
+
+        init(
+            state: JobState, observersToDrain: [StateObserver], reporter: ProgressReporter?, trace: TraceContext?,
+            time: UInt64, forward: (@Sendable (Double) -> Void)?
+        ) {
+            self.state = state
+            self.observersToDrain = observersToDrain
+            self.reporter = reporter
+            self.trace = trace
+            self.time = time
+            self.forward = forward
+        }
 
         /// Delivers the notice: progress first, then observers, then tracers.
         func send() {
@@ -71,9 +86,10 @@ struct RunStateMachine<Value: Sendable> {
         }
     }
 
+    // Declared in this order so that the flag fits beside the phase's tag: a smaller run.
     private(set) var phase: Phase = .pending
-    private var completion: Completion?
     private var misuseReported = false
+    private var completion: Completion?
     /// Made on first use (see `RunWatchers`).
     private var watchers: RunWatchers?
     let trace: TraceContext?

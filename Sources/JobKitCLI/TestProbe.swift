@@ -27,6 +27,7 @@ enum TestProbe {
 
     /// Runs the probe mode `arguments` names, then exits the process.
     static func run(_ arguments: [String]) -> Never {
+        if arguments.first == ProbeDownloadManager.mode { ProbeDownloadManager.run(Array(arguments.dropFirst())) }
         if arguments.first == "timeouts" {
             let total = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
             let results = DispatchQueue(label: "probe")

@@ -33,6 +33,14 @@ extension Job where Value == URL {
     public static func download(
         from url: URL, to destination: URL, client: TransferClient = .shared, blindResume: Bool = false
     ) -> Job<URL> {
+        download(from: url, to: destination, client: client, blindResume: blindResume, hooks: nil)
+    }
+
+    /// `download(from:to:client:blindResume:)`, telling `hooks` of its bytes and its end (for
+    /// `DownloadManager`).
+    static func download(
+        from url: URL, to destination: URL, client: TransferClient, blindResume: Bool, hooks: DownloadHooks?
+    ) -> Job<URL> {
         Job { controller in
             let part: PartFile
             switch PartSlot.open(destination, for: controller) {
@@ -41,7 +49,7 @@ extension Job where Value == URL {
             case .cancelled: return
             }
             let download = Download(
-                url: url, destination: destination, part: part, client: client, controller: controller)
+                url: url, destination: destination, part: part, client: client, controller: controller, hooks: hooks)
             do {
                 let resume = download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }
@@ -103,15 +111,20 @@ private final class Download: @unchecked Sendable {
     let part: PartFile
     let client: TransferClient
     let controller: Job<URL>.Controller
+    let hooks: DownloadHooks?
     /// The metadata of the `.part`, as read at the start or written for the current response.
     var metadata: PartMetadata?
 
-    init(url: URL, destination: URL, part: PartFile, client: TransferClient, controller: Job<URL>.Controller) {
+    init(
+        url: URL, destination: URL, part: PartFile, client: TransferClient, controller: Job<URL>.Controller,
+        hooks: DownloadHooks?
+    ) {
         self.url = url
         self.destination = destination
         self.part = part
         self.client = client
         self.controller = controller
+        self.hooks = hooks
         metadata = part.readMetadata()
     }
 
@@ -152,6 +165,7 @@ private final class Download: @unchecked Sendable {
                 let range = ContentRange(response.lowercasedHeaders["content-range"])
                 written = range?.range?.lowerBound ?? 0
                 total = range?.total ?? (response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
+                hooks?.began(written, total)
             }
             if case .startOver = mode { return false }
             return true
@@ -161,6 +175,7 @@ private final class Download: @unchecked Sendable {
             case .writing:
                 try part.write(data)
                 written += Int64(data.count)
+                hooks?.received(data.count)
                 if let total {
                     guard written <= total else {
                         throw DownloadError(
@@ -212,7 +227,13 @@ private final class Download: @unchecked Sendable {
                             kind: .inconsistentResponse("got \(written) of \(total) bytes"), path: destination.path)))
             }
             // fsync takes milliseconds: off the delegate queue, which every transfer of the client shares.
-            controller.queue.async { self.end(Result { try self.part.finalize() }.map { self.destination }) }
+            controller.queue.async {
+                self.end(
+                    Result {
+                        if let hooks = self.hooks { try hooks.beforeFinalize(self.part.part, self.part.length) }
+                        try self.part.finalize()
+                    }.map { self.destination })
+            }
         }
         client.start(client.session.dataTask(with: request), handler: handler, for: controller)
     }
@@ -268,4 +289,19 @@ private final class Download: @unchecked Sendable {
         part.close()
         controller.completeOnQueue(with: result)
     }
+}
+
+/// What a download tells its owner beyond its progress fraction (`DownloadManager`'s bytes, checksum
+/// and journal).
+struct DownloadHooks: Sendable {
+    /// A response starts filling the `.part` at this offset (0, or where a validated resume
+    /// continues), with this total when the server said: once per attempt that writes.
+    /// Called on the client's delegate queue.
+    var began: @Sendable (_ offset: Int64, _ total: Int64?) -> Void
+    /// `count` more bytes were written to the `.part`. Called on the client's delegate queue.
+    var received: @Sendable (_ count: Int) -> Void
+    /// The `.part` (at this path, this long) is complete and about to be synced and renamed over
+    /// the destination: throwing fails the download instead, leaving the `.part`. Called on the
+    /// run's queue, never the delegate queue.
+    var beforeFinalize: @Sendable (_ partPath: String, _ length: Int64) throws -> Void
 }

@@ -28,7 +28,7 @@ final class ScriptedServer: Sendable {
         /// Announces `body.count` bytes, sends only the first `sent`, then closes the connection.
         case drop(headers: [String: String] = [:], body: Data, sent: Int)
         /// Announces `body.count` bytes, sends the first `sent`, and the rest once `gate` opens.
-        case stall(body: Data, sent: Int, until: Gate)
+        case stall(body: Data, sent: Int, until: Gate, headers: [String: String] = [:])
         /// Sends these bytes as they are, then closes.
         case raw(Data)
         /// Answers with `reply` once `gate` opens; no thread waits meanwhile.
@@ -119,8 +119,8 @@ final class ScriptedServer: Sendable {
         switch reply {
         case .waiting(let gate, let reply):
             gate.whenOpen { [self] in answer(reply, on: connection) }
-        case .stall(let body, let sent, let gate):
-            send(head(200, [:], length: body.count) + body.prefix(sent), on: connection)
+        case .stall(let body, let sent, let gate, let headers):
+            send(head(200, headers, length: body.count) + body.prefix(sent), on: connection)
             gate.whenOpen { [self] in
                 send(body.dropFirst(sent), on: connection)
                 _ = close(connection)

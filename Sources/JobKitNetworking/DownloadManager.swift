@@ -1,0 +1,541 @@
+import Dispatch
+import Foundation
+import JobKit
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Downloads into one directory, at most a few at once, with per-item and total progress, and a
+/// journal in the directory that survives the process: a new manager on the same directory picks
+/// up where a killed one stopped.
+///
+/// ```swift
+/// let manager = try DownloadManager(directory: folder) { update in   // on the main queue
+///     for event in update.events {
+///         if case .changed(let item) = event { print(item.name, item.state) }
+///     }
+///     print("\(update.totals.received) bytes at \(Int(update.totals.bytesPerSecond)) B/s")
+/// }
+/// try manager.add(url)                                                 // name: the URL's last component
+/// try manager.add(other, name: "other.iso", checksum: Checksum(parsing: "sha-256=…"))
+/// let summary = await manager.waitUntilFinished()
+/// for item in summary.failed { print(item.name, item.state) }          // "failed: HTTP 404 Not Found for …"
+/// ```
+///
+/// **Items.** Each item is a URL downloaded to `directory/name` through `Job<URL>.download` (a
+/// `.part` beside it, validated resume, sync and atomic rename), retried on transient failures
+/// (`Configuration.retry`). At most `maxConcurrent` run at once, and at most `maxPerHost` to one
+/// host; pending items start in the order they were added (or resumed). `suspend`, `resume`,
+/// `cancel` and `remove` act on one item, the `…All` forms on every item. A name is one plain file
+/// name of the directory, taken by one item: adding the same URL, name and checksum again returns
+/// the existing item (and queues it again if it had failed or was cancelled).
+///
+/// **Files.** The manager removes only what it made: an item's `.part` and `.part.meta` (when it is
+/// cancelled or removed, or its checksum did not match), and a file it downloaded when
+/// `remove(_:deletingFile:)` asks. A directory where the file should go fails that item only (and
+/// stays); so does a file the manager did not download.
+///
+/// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
+/// records adds, state changes and completions — not progress, which the `.part` holds. The manager
+/// holds an exclusive `flock` on it: a second manager on the directory, in this process or another,
+/// fails with `DownloadManagerError.directoryInUse` (after trying for a quarter of a second). On
+/// open, completed items whose file still has its recorded size stay completed (not fetched again);
+/// a missing one is fetched again; pending, running and suspended items come back as pending (or
+/// suspended), and a partial `.part` resumes through the validated resume.
+///
+/// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
+/// the network or the result queue. `add` writes and syncs the journal before it returns (a few
+/// milliseconds: add many at once with `add(contentsOf:)`); the other controls write a line without
+/// syncing. `onUpdate` runs on `Configuration.resultQueue`, one call at a time (even on a concurrent
+/// queue), never with a lock of the manager held. At most one delivery waits on the result queue:
+/// a busy queue gets one update with every event since the last one (events are never dropped) and
+/// the newest snapshot; progress alone is delivered at most once per `progressInterval`.
+///
+/// The manager is retained by its running downloads; `close()` stops them and releases the
+/// directory. A manager that is simply released finishes its running downloads first.
+public final class DownloadManager: Sendable {
+    /// The directory the files go to (and the journal is in).
+    public let directory: URL
+    /// How the manager was configured.
+    public let configuration: Configuration
+    /// The journal's file.
+    public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
+
+    private let client: TransferClient
+    private let onUpdate: @Sendable (Update) -> Void
+    private let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
+    /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
+    private let journal: LockedBox<JournalBox>
+    /// A sync of the journal is queued and has not started.
+    private let syncQueued = LockedBox<Bool>.make(false)
+    private let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+
+    /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
+    /// the pending ones.
+    ///
+    /// - Parameters:
+    ///   - directory: where the files go; the manager keeps its journal there.
+    ///   - configuration: width, per-host limit, retry policy, result queue, progress interval.
+    ///   - onUpdate: the events and progress, on the result queue (see the threading contract above).
+    ///     Restored items are reported first, with their states.
+    /// - Throws: `DownloadManagerError.directoryInUse` when another manager has the directory open;
+    ///   `.unsupportedJournal` for a journal of a newer version (left as it is); `.cannotUseDirectory`
+    ///   when the directory or its journal cannot be made, read or written.
+    public init(
+        directory: URL, configuration: Configuration = Configuration(),
+        onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
+    ) throws(DownloadManagerError) {
+        let directory = directory.standardizedFileURL
+        self.directory = directory
+        self.configuration = configuration
+        self.onUpdate = onUpdate
+        client =
+            configuration.client
+            ?? TransferClient(maxConnectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
+        let (file, data) = try JournalFile.open(directory: directory)
+        var contents: DownloadJournal.Contents
+        do {
+            contents = try DownloadJournal.parse(data)
+        } catch {
+            file.close()
+            switch error {
+            case .notAJournal: throw .unsupportedJournal(file.path, reason: "it is not a JobKit download journal")
+            case .unsupportedVersion(let version):
+                throw .unsupportedJournal(
+                    file.path,
+                    reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
+            }
+        }
+        var partLengths: [UInt64: Int64] = [:]
+        for index in contents.entries.indices {
+            let entry = contents.entries[index]
+            let path = directory.appendingPathComponent(entry.name, isDirectory: false).path
+            let part = Self.facts(at: path + ".part")
+            contents.entries[index].status = Self.restoredStatus(
+                entry, file: Self.facts(at: path), partExists: part != .missing)
+            if case .file(let size) = part { partLengths[entry.id] = size }
+        }
+        // The journal is rewritten from what it said before anything runs: torn lines go.
+        let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
+        try file.replace(with: DownloadJournal.encode(header: header, records))
+        var machine = DownloadManagerStateMachine<JobHandle>(
+            directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
+            interval: configuration.progressInterval, window: configuration.speedWindow)
+        let actions = machine.restore(contents, partLengths: partLengths, now: Self.now())
+        state = .make(machine)
+        journal = .make(JournalBox(file: file))
+        perform(actions)
+    }
+
+    // MARK: Adding
+
+    /// Adds one download; see `add(contentsOf:)`.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - name: the file name in the directory; nil: the URL's last path component.
+    ///   - checksum: the digest the file must have; a mismatch fails the item and removes the file.
+    /// - Returns: the new item's id (or the existing item's, for the same URL, name and checksum).
+    @discardableResult
+    public func add(_ url: URL, name: String? = nil, checksum: Checksum? = nil) throws(DownloadManagerError)
+        -> ItemID
+    {
+        try add(contentsOf: [Request(url: url, name: name, checksum: checksum)])[0]
+    }
+
+    /// Adds downloads, all or none: every request is checked first, then all are recorded in the
+    /// journal with one sync, and they start as slots free up.
+    ///
+    /// A request with the URL, name and checksum of an item the manager already has is that item:
+    /// its id is returned, and a failed or cancelled one is queued again (a completed one is not
+    /// fetched again).
+    ///
+    /// - Returns: the ids, one per request, in order.
+    /// - Throws: `DownloadManagerError.unsupportedURL`, `.invalidName` (empty, `..`, a `/`, a name
+    ///   kept for the journal or a `.part`), `.nameTaken` (by another URL or checksum), `.closed`,
+    ///   or `.cannotUseDirectory` when the journal cannot be written. Nothing is added then.
+    @discardableResult
+    public func add(contentsOf requests: [Request]) throws(DownloadManagerError) -> [ItemID] {
+        let result = journal.withLock { box -> Result<([ItemID], Machine.Actions), DownloadManagerError> in
+            guard let file = box.file else { return .failure(.closed) }
+            do throws(DownloadManagerError) {
+                let prepared = try state.withLock { machine in
+                    Result { () throws(DownloadManagerError) in try machine.prepare(requests) }
+                }.get()
+                // Records of earlier changes go first, in order.
+                if let write = state.withLock({ $0.takeJournal() }) { try? Self.apply(write, to: file) }
+                let records = Machine.records(of: prepared)
+                if !records.isEmpty {
+                    try file.append(DownloadJournal.encode(records))
+                    try file.sync()
+                }
+                return .success(state.withLock { $0.commit(prepared, now: Self.now()) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (ids, actions) = try result.get()
+        perform(actions)
+        return ids
+    }
+
+    // MARK: Controls
+
+    /// Suspends a pending or running item: it stops, keeping its `.part`, until `resume`. Does
+    /// nothing for an item in another state.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    public func suspend(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.suspend(id, now: now) }
+    }
+
+    /// Queues a suspended, failed or cancelled item again (a partial `.part` resumes where it ends).
+    /// Does nothing for a pending, running or completed item.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    public func resume(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.resume(id, now: now) }
+    }
+
+    /// Cancels an item that is not completed: it stops and its `.part` is removed; it stays in the
+    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    public func cancel(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.cancel(id, now: now) }
+    }
+
+    /// Removes an item from the manager (and its journal): a running one stops, and its `.part` is
+    /// removed. A completed item's file stays, unless `deletingFile` is true (then it is removed if
+    /// the manager downloaded it). Its name is free again.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in
+            try machine.remove(id, deletingFile: deletingFile, now: now)
+        }
+    }
+
+    /// Suspends every pending and running item.
+    public func suspendAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.suspend(id, now: now) }
+    }
+
+    /// Queues every suspended, failed and cancelled item again.
+    public func resumeAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.resume(id, now: now) }
+    }
+
+    /// Cancels every item that is not completed.
+    public func cancelAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.cancel(id, now: now) }
+    }
+
+    /// Removes every item; see `remove(_:deletingFile:)`.
+    public func removeAll(deletingFiles: Bool = false) {
+        all { machine, id, now throws(DownloadManagerError) in
+            try machine.remove(id, deletingFile: deletingFiles, now: now)
+        }
+    }
+
+    /// Changes the width, effective at once: raising it starts pending items now; lowering it lets
+    /// running ones finish. Below 1 counts as 1.
+    public func setMaxConcurrent(_ maxConcurrent: Int) {
+        perform(state.withLock { $0.setLimit(maxConcurrent, now: Self.now()) })
+    }
+
+    /// The current width.
+    public var maxConcurrent: Int { state.withLock { $0.limit } }
+
+    // MARK: Reading
+
+    /// Every item now, in the order added.
+    public var items: [Item] {
+        state.withLock { machine in machine.ids.map { machine.item($0, now: Self.now()) } }
+    }
+
+    /// The item `id` now, or nil if there is none.
+    public func item(_ id: ItemID) -> Item? {
+        state.withLock { $0.itemIfAny(id, now: Self.now()) }
+    }
+
+    /// Every item added up, now.
+    public var totals: Totals {
+        state.withLock { $0.summary(now: Self.now()).totals }
+    }
+
+    /// Suspends until nothing is pending, running or verifying — at once if nothing is — and
+    /// returns where every item ended up. Returns early, with the summary then, when the manager is
+    /// closed or the awaiting task is cancelled.
+    public func waitUntilFinished() async -> Summary {
+        let token = state.withLock { $0.makeWaiterToken() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if let summary = state.withLock({ $0.addWaiter(token, continuation, now: Self.now()) }) {
+                    continuation.resume(returning: summary)
+                }
+            }
+        } onCancel: {
+            if let (waiter, summary) = state.withLock({ $0.cancelWaiter(token, now: Self.now()) }) {
+                waiter.resume(returning: summary)
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Stops the manager: running downloads are cancelled (their `.part`s stay, and the journal
+    /// keeps them pending for the next manager), the journal is compacted and closed, and the
+    /// directory is free for another manager when this returns. Waiters get the summary; every
+    /// method that changes items then throws `.closed`. Updates already queued are still delivered.
+    /// Calling it again does nothing.
+    public func close() {
+        let actions = state.withLock { $0.close(now: Self.now()) }
+        for handle in actions.cancels { handle.cancel() }
+        journal.withLock { box in
+            guard let file = box.file else { return }
+            try? Self.apply(state.withLock { $0.compacted() }, to: file)
+            file.close()
+            box.file = nil
+        }
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    /// Stops as a crash would: the journal is closed as it is (nothing more is written, nothing is
+    /// compacted) and the runs are cancelled, so that a new manager can open the directory.
+    func abandonForTesting() {
+        journal.withLock { box in
+            box.file?.close()
+            box.file = nil
+        }
+        let actions = state.withLock { $0.close(now: Self.now()) }
+        for handle in actions.cancels { handle.cancel() }
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    // MARK: Running
+
+    typealias Machine = DownloadManagerStateMachine<JobHandle>
+
+    private func control(
+        _ transition: (inout Machine, UInt64) throws(DownloadManagerError) -> Machine.Actions
+    ) throws(DownloadManagerError) {
+        let result = state.withLock { machine in
+            Result { () throws(DownloadManagerError) in try transition(&machine, Self.now()) }
+        }
+        perform(try result.get())
+    }
+
+    private func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
+        let actions = state.withLock { machine -> Machine.Actions in
+            var actions = Machine.Actions()
+            let now = Self.now()
+            machine.holdStarts()
+            for id in machine.ids {
+                if let more = try? transition(&machine, id, now) { actions.merge(more) }
+            }
+            actions.merge(machine.releaseStarts(now: now))
+            return actions
+        }
+        perform(actions)
+    }
+
+    /// Carries out what a transition asked, with no lock held.
+    private func perform(_ actions: Machine.Actions) {
+        for handle in actions.cancels { handle.cancel() }
+        for path in actions.unlinks { unlink(path) }
+        for start in actions.starts { launch(start) }
+        if actions.writesJournal { writeJournal() }
+        if actions.syncsJournal { syncJournalSoon() }
+        schedule(actions.wake)
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    /// Starts the run of an item.
+    private func launch(_ start: Machine.Start) {
+        // Suspended, cancelled or removed since it was claimed (by an `…All` that freed the slot
+        // it took, say): it never starts, and reports its end for what its cancellation left.
+        guard state.withLock({ $0.isCurrent(start.id, start.token) }) else {
+            return ended(start, .failure(JobError.cancelled))
+        }
+        let file = directory.appendingPathComponent(start.name, isDirectory: false)
+        if !start.ownsFile, case .file = Self.facts(at: file.path) {
+            let failure = Failure(
+                kind: .fileInTheWay,
+                message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
+            // Not inline: the next item starts from there, and a long run of them would nest.
+            configuration.queue.async { [self] in ended(start, .failure(failure)) }
+            return
+        }
+        let id = start.id
+        let token = start.token
+        let hooks = DownloadHooks(
+            began: { [self] offset, total in
+                schedule(state.withLock { $0.began(id, token: token, offset: offset, total: total, now: Self.now()) })
+            },
+            received: { [self] count in
+                if let wake = state.withLock({ $0.received(id, token: token, count: count, now: Self.now()) }) {
+                    schedule(wake)
+                }
+            },
+            beforeFinalize: { [self] path, length in try finalizing(start, part: path, length: length) })
+        var job = Job<URL>.download(from: start.url, to: file, client: client, blindResume: false, hooks: hooks)
+        let retry = configuration.retry
+        if retry.attempts > 1 {
+            job = job.retryingTransientFailures(
+                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter)
+        }
+        let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
+            ended(start, result)
+        }
+        if let stale = state.withLock({ $0.attach(handle, to: id, token: token) }) { stale.cancel() }
+    }
+
+    /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
+    private func finalizing(_ start: Machine.Start, part: String, length: Int64) throws {
+        if let checksum = start.checksum {
+            schedule(state.withLock { $0.verifying(start.id, token: start.token, now: Self.now()) })
+            let actual = try Checksum.sha256(ofFileAt: part)
+            guard actual == checksum else {
+                throw Failure(
+                    kind: .checksumMismatch,
+                    message:
+                        "checksum mismatch for \(start.name) from \(start.url.absoluteString): expected \(checksum), "
+                        + "got \(actual); the file was removed")
+            }
+        }
+        guard state.withLock({ $0.finishing(start.id, token: start.token, size: length) }) else {
+            throw JobError.cancelled
+        }
+        writeJournal()
+    }
+
+    private func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {
+        let outcome: Machine.Outcome
+        switch result {
+        case .success: outcome = .completed
+        case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
+        case .failure(let error): outcome = .failed(Failure(error))
+        }
+        perform(state.withLock { $0.runEnded(start.id, token: start.token, outcome, now: Self.now()) })
+    }
+
+    // MARK: Delivering
+
+    private func schedule(_ wake: DeliveryWake?) {
+        guard let wake else { return }
+        switch wake {
+        case .now:
+            configuration.resultQueue.async { [self] in deliver(wake) }
+        case .later(_, let delay):
+            let deadline = DispatchTime.now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))
+            configuration.resultQueue.asyncAfter(deadline: deadline) { [self] in deliver(wake) }
+        }
+    }
+
+    private func deliver(_ wake: DeliveryWake) {
+        guard let update = state.withLock({ $0.beginDelivery(wake, now: Self.now()) }) else { return }
+        onUpdate(update)
+        schedule(state.withLock { $0.endDelivery(now: Self.now()) })
+    }
+
+    // MARK: Journal
+
+    /// Writes the records waiting in the state machine, in order.
+    private func writeJournal() {
+        journal.withLock { box in
+            guard let file = box.file, let write = state.withLock({ $0.takeJournal() }) else { return }
+            // A journal that cannot be written (a full disk) does not stop the downloads; the next
+            // manager rewrites it from what it holds.
+            try? Self.apply(write, to: file)
+        }
+    }
+
+    private static func apply(_ write: Machine.JournalWrite, to file: JournalFile) throws(DownloadManagerError) {
+        switch write {
+        case .append(let records): try file.append(DownloadJournal.encode(records))
+        case .rewrite(let header, let records): try file.replace(with: DownloadJournal.encode(header: header, records))
+        }
+    }
+
+    /// How long a requested sync of the journal waits for more completions to share it.
+    static let syncDelay = DispatchTimeInterval.milliseconds(50)
+
+    /// Syncs the journal to disk in the background, at most `syncDelay` later; requests that arrive
+    /// before the sync starts share it (200 small files completing in under a second cost a dozen
+    /// syncs, not 200). A process killed meanwhile loses nothing: the lines are written already;
+    /// only a power loss could lose them, and then the file's rename with them.
+    private func syncJournalSoon() {
+        let queue = syncQueued.withLock { queued -> Bool in
+            defer { queued = true }
+            return !queued
+        }
+        guard queue else { return }
+        syncQueue.asyncAfter(deadline: .now() + Self.syncDelay) { [self] in
+            syncQueued.withLock { $0 = false }
+            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
+            // and keep the directory locked past `close()` while the sync runs.
+            guard let path = journal.withLock({ $0.file?.path }) else { return }
+            JournalFile.sync(path: path)
+        }
+    }
+
+    // MARK: Restoring
+
+    /// What is at a path.
+    enum FileFacts: Equatable {
+        case missing
+        case directory
+        /// A file (or anything else that is not a directory: a link, a socket) of this size.
+        case file(size: Int64)
+    }
+
+    static func facts(at path: String) -> FileFacts {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .missing }
+        if info.st_mode & S_IFMT == S_IFDIR { return .directory }
+        return .file(size: Int64(info.st_size))
+    }
+
+    /// What a journal entry's status becomes, given what is on disk now.
+    static func restoredStatus(_ entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
+        -> DownloadJournal.Entry.Status
+    {
+        switch entry.status {
+        case .completed(let size):
+            switch file {
+            case .file(let found) where found == size: return .completed(size: size)
+            case .missing, .directory: return .pending
+            case .file(let found):
+                return .failed(
+                    Failure(
+                        kind: .fileInTheWay,
+                        message:
+                            "\(entry.name) has \(found) bytes, not the \(size) it had when downloaded: it changed, "
+                            + "and is left as it is"))
+            }
+        case .finishing(let size):
+            // Killed between the journal's `finishing` and `done`: the rename happened when the
+            // file has the size and no `.part` is left.
+            if case .file(let found) = file, found == size, !partExists { return .completed(size: size) }
+            return .pending
+        default:
+            return entry.status
+        }
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// The manager's open journal, behind its lock.
+// Safety: only reached through the manager's `LockedBox`.
+final class JournalBox: @unchecked Sendable {
+    var file: JournalFile?
+
+    init(file: JournalFile) { self.file = file }
+}

@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import JobKit
+import Testing
+
+@testable import JobKitNetworking
+
+/// Everything a manager delivered, in order, recorded on its own serial result queue.
+final class UpdateLog: Sendable {
+    let queue = DispatchQueue(label: "UpdateLog")
+    private let updates = LockedBox<[DownloadManager.Update]>.make([])
+    private let overlapping = LockedBox<(inside: Bool, overlaps: Int)>.make((false, 0))
+    /// Runs in every delivery, before it is recorded (a test can make the result queue busy).
+    let onDelivery: @Sendable (DownloadManager.Update) -> Void
+
+    init(onDelivery: @escaping @Sendable (DownloadManager.Update) -> Void = { _ in }) {
+        self.onDelivery = onDelivery
+    }
+
+    /// The handler to give the manager.
+    var handler: @Sendable (DownloadManager.Update) -> Void {
+        { [self] update in
+            overlapping.withLock { state in
+                if state.inside { state.overlaps += 1 }
+                state.inside = true
+            }
+            onDelivery(update)
+            updates.withLock { $0.append(update) }
+            overlapping.withLock { $0.inside = false }
+        }
+    }
+
+    var all: [DownloadManager.Update] { updates.withLock { $0 } }
+    var events: [DownloadManager.Event] { all.flatMap(\.events) }
+    /// How many deliveries ran while another one was running (must be 0).
+    var overlaps: Int { overlapping.withLock { $0.overlaps } }
+
+    /// The states item `id` went through, in order.
+    func states(of id: DownloadManager.ItemID) -> [DownloadManager.State] {
+        events.compactMap { event in
+            if case .changed(let item) = event, item.id == id { return item.state }
+            return nil
+        }
+    }
+
+    var summaries: [DownloadManager.Summary] {
+        events.compactMap { event in
+            if case .allFinished(let summary) = event { return summary }
+            return nil
+        }
+    }
+
+    /// Waits until `condition` holds for the updates so far (polling; 20 s at most).
+    func wait(
+        until condition: @escaping @Sendable ([DownloadManager.Update]) -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let deadline = Date().addingTimeInterval(20)
+        while !condition(all) {
+            guard Date() < deadline else {
+                Issue.record("timed out waiting for updates", sourceLocation: sourceLocation)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Waits until item `id` has reached `state`.
+    func wait(
+        for id: DownloadManager.ItemID, toBe state: DownloadManager.State,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await wait(until: { _ in self.states(of: id).contains(state) }, sourceLocation: sourceLocation)
+    }
+
+    /// Waits until the queue drains after the updates it had.
+    func waitForDrain(count: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await wait(until: { _ in self.summaries.count >= count }, sourceLocation: sourceLocation)
+    }
+}
+
+/// Polls `condition` every 5 ms for up to 20 s.
+func eventually(
+    _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @Sendable () -> Bool
+) async {
+    let deadline = Date().addingTimeInterval(20)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// A configuration for tests: a private result queue, fast progress, no retry wait.
+func testConfiguration(
+    _ log: UpdateLog, maxConcurrent: Int = 4, maxPerHost: Int? = nil, retry: DownloadManager.RetryPolicy = .none
+) -> DownloadManager.Configuration {
+    DownloadManager.Configuration(
+        maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, resultQueue: log.queue,
+        progressInterval: .milliseconds(20))
+}
+
+/// The size of the file at `url`, or nil.
+func fileSize(_ url: URL) -> Int? {
+    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
+}
+
+func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+
+extension DownloadManager.State {
+    var isFailed: Bool {
+        if case .failed = self { return true }
+        return false
+    }
+
+    var failure: DownloadManager.Failure? {
+        if case .failed(let failure) = self { return failure }
+        return nil
+    }
+}
+
+/// Deterministic bytes, different for each `seed` and in each 64 KiB block (a block written at the
+/// wrong offset shows), made quickly even in a debug build.
+func largePattern(_ count: Int, seed: Int) -> Data {
+    var data = Data(capacity: count)
+    var index: UInt64 = 0
+    while data.count < count {
+        var header = (UInt64(truncatingIfNeeded: seed) << 32 | index).bigEndian
+        withUnsafeBytes(of: &header) { data.append(contentsOf: $0) }
+        data.append(patternBlock.prefix(min(patternBlock.count, count - data.count)))
+        index += 1
+    }
+    return data.prefix(count)
+}
+
+private let patternBlock = pattern(65_528, seed: 7)
