@@ -27,5 +27,5 @@ struct JobKitCommand: AsyncParsableCommand {
         abstract:
             "Compose asynchronous work with JobKit: download files, publish posts, demos of four scenarios and "
             + "their server.",
-        subcommands: [PublishCommand.self, DemoCommand.self, ServeCommand.self])
+        subcommands: [DownloadCommand.self, PublishCommand.self, DemoCommand.self, ServeCommand.self])
 }
