@@ -10,8 +10,10 @@ import Foundation
 ///
 /// Exit codes:
 /// - 0: done;
-/// - 1: the work failed (a port that cannot be bound, a root that cannot be used, a server that fails);
-/// - 64: the command line is wrong (ArgumentParser's usage errors).
+/// - 1: the work failed (a port that cannot be bound, a root that cannot be used, a server that fails, a
+///   transfer that failed);
+/// - 64: the command line is wrong (ArgumentParser's usage errors, an input file that cannot be parsed);
+/// - 130: stopped by Ctrl-C (SIGINT), cleanly — 128 + the signal's number, as shells report it.
 ///
 /// ```swift
 /// do { try work() } catch { throw CommandLineError.report(error) }
@@ -19,6 +21,16 @@ import Foundation
 enum CommandLineError {
     /// The exit code of a failure of the work itself.
     static let failure = ExitCode(1)
+    /// The exit code of a wrong command line (`EX_USAGE`).
+    static let usage = ExitCode(64)
+    /// The exit code after Ctrl-C stopped the work cleanly.
+    static let interrupted = ExitCode(130)
+
+    /// Prints `error: …` for a usage problem found after parsing (an input file's line, say) and returns 64.
+    static func usage(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        return usage
+    }
 
     /// Prints `error: …` for `error` on standard error and returns the exit code to throw.
     static func report(_ error: any Error) -> ExitCode {

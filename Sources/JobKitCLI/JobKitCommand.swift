@@ -25,6 +25,7 @@ struct JobKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobkit",
         abstract:
-            "Compose asynchronous work with JobKit: demos of four scenarios (downloads, publish, result queue, feed).",
-        subcommands: [DemoCommand.self, ServeCommand.self])
+            "Compose asynchronous work with JobKit: download files, publish posts, demos of four scenarios and "
+            + "their server.",
+        subcommands: [DownloadCommand.self, PublishCommand.self, DemoCommand.self, ServeCommand.self])
 }

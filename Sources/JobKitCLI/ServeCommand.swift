@@ -29,10 +29,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Status of injected failures.")
     var failureStatus = 503
 
+    @Option(help: ArgumentHelp("Refuse larger uploads with 413.", valueName: "bytes"))
+    var maxUploadBytes = 64 << 20
+
+    @Option(
+        help: ArgumentHelp(
+            "Append one line per request (method, path, Range header, status) to this file.", valueName: "file"))
+    var accessLog: String?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535.") }
         guard (0...1).contains(failureRate) else { throw ValidationError("--failure-rate must be between 0 and 1.") }
         guard (400...599).contains(failureStatus) else { throw ValidationError("--failure-status must be 4xx or 5xx.") }
+        guard maxUploadBytes >= 0 else { throw ValidationError("--max-upload-bytes must be 0 or more.") }
         guard Self.parseLatency(latency) != nil else {
             throw ValidationError(
                 "--latency must be milliseconds up to \(FaultPlan.maximumLatencyMilliseconds), N or MIN-MAX "
@@ -64,7 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
         let server: LoopbackServer
         do {
             server = try await LoopbackServer.start(
-                .init(root: rootURL, port: port, faults: plan, stopsOnSignals: true))
+                .init(
+                    root: rootURL, port: port, maxUploadBytes: maxUploadBytes, faults: plan, stopsOnSignals: true,
+                    accessLog: accessLog.map { URL(fileURLWithPath: $0) }))
         } catch {
             throw CommandLineError.report(error)
         }

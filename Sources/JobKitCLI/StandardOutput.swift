@@ -19,6 +19,26 @@ enum StandardOutput {
         isatty(STDOUT_FILENO) == 1
     }
 
+    /// The terminal's width in columns, or nil when standard output is not a terminal (or says 0).
+    static var columns: Int? {
+        windowSize.flatMap { $0.ws_col > 0 ? Int($0.ws_col) : nil }
+    }
+
+    /// The terminal's height in lines, or nil when standard output is not a terminal (or says 0).
+    static var lines: Int? {
+        windowSize.flatMap { $0.ws_row > 0 ? Int($0.ws_row) : nil }
+    }
+
+    private static var windowSize: winsize? {
+        var size = winsize()
+        #if canImport(Glibc)
+            let request = UInt(TIOCGWINSZ)
+        #else
+            let request = TIOCGWINSZ
+        #endif
+        return ioctl(STDOUT_FILENO, request, &size) == 0 ? size : nil
+    }
+
     /// Writes `text` as it is (no newline added) and flushes it at once.
     static func write(_ text: String) {
         fputs(text, stdout)

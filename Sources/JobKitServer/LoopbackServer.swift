@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// - `GET /files/...`: files under `root/files`, with RFC 9110 ranges, `ETag`, `Last-Modified`, `If-Range`;
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;
-/// - `POST /posts`, `GET /posts`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
+/// - `POST /posts`, `GET /posts`, `GET /posts/{id}`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
 ///   no acknowledged post;
 /// - `GET /products/{id}` and `GET /feed` (the result queue and feed scenarios);
 /// - fault injection for every route (`FaultPlan`, `FaultController`).
@@ -41,12 +41,17 @@ public final class LoopbackServer: Sendable {
         /// SIGINT and SIGTERM stop the server gracefully (for `jobkit serve`); the process's own handling
         /// of those signals is replaced while the server runs.
         public var stopsOnSignals: Bool
+        /// A file that gets one line per request — `GET /files/a.bin range=bytes=100- status=206` — appended
+        /// (created if missing); nil for none. Tests count requests and ranges with it.
+        public var accessLog: URL?
 
         /// A configuration: only `root` is required; the defaults listen on an ephemeral loopback port,
-        /// accept uploads up to 64 MiB and post bodies up to 64 KiB, inject no faults and leave signals alone.
+        /// accept uploads up to 64 MiB and post bodies up to 64 KiB, inject no faults, leave signals alone and
+        /// keep no access log.
         public init(
             root: URL, host: String = "127.0.0.1", port: Int = 0, maxUploadBytes: Int = 64 << 20,
-            maxPostBytes: Int = 64 << 10, faults: FaultPlan = FaultPlan(), stopsOnSignals: Bool = false
+            maxPostBytes: Int = 64 << 10, faults: FaultPlan = FaultPlan(), stopsOnSignals: Bool = false,
+            accessLog: URL? = nil
         ) {
             self.root = root
             self.host = host
@@ -55,6 +60,7 @@ public final class LoopbackServer: Sendable {
             self.maxPostBytes = maxPostBytes
             self.faults = faults
             self.stopsOnSignals = stopsOnSignals
+            self.accessLog = accessLog
         }
     }
 
@@ -93,6 +99,9 @@ public final class LoopbackServer: Sendable {
         let routes = RouteTable()
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ErrorMiddleware(routes: routes))
+        if let file = configuration.accessLog {
+            router.add(middleware: AccessLogMiddleware(log: try AccessLog(file: file)))
+        }
         router.add(middleware: FaultMiddleware(faults: faults))
         FileRoutes(directory: directories.files).register(on: router, routes: routes)
         MediaRoutes(directory: directories.media, maxBytes: configuration.maxUploadBytes).register(

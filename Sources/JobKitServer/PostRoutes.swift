@@ -115,6 +115,11 @@ actor PostStore {
     func all() -> [Post] {
         posts
     }
+
+    /// The post with `id`, if any (a log edited by hand may be in any order, so it is searched).
+    func post(id: Int) -> Post? {
+        posts.last { $0.id == id }
+    }
 }
 
 /// The format of the posts log: one JSON object and a newline per post.
@@ -149,7 +154,8 @@ enum PostLog {
     }
 }
 
-/// `POST /posts` (JSON only: 415 otherwise; 413 past the limit; 422 when a media id is unknown) and `GET /posts`.
+/// `POST /posts` (JSON only: 415 otherwise; 413 past the limit; 422 when a media id is unknown), `GET /posts` and
+/// `GET /posts/{id}` (404 for an id that is not a post's).
 struct PostRoutes {
     let store: PostStore
     let maxBytes: Int
@@ -160,6 +166,12 @@ struct PostRoutes {
         }
         router.route("posts", .get, routes: routes) { _, _ in
             try Response.json(await store.all())
+        }
+        router.route("posts/:id", .get, routes: routes) { _, context in
+            guard let id = context.parameters.get("id", as: Int.self), let post = await store.post(id: id) else {
+                return .error(.notFound, "no such post")
+            }
+            return try Response.json(post)
         }
     }
 

@@ -44,6 +44,11 @@ import Testing
             let posts = try decoder.decode([Post].self, from: try await request(server, "posts").body)
             #expect(posts.map(\.text) == ["hello"])
             #expect(posts.first?.mediaIDs == ["p1.jpg"])
+            let one = try await request(server, "posts/\(posts.first?.id ?? 0)")
+            #expect(one.status == 200)
+            #expect(try decoder.decode(Post.self, from: one.body) == posts.first)
+            #expect(try await request(server, "posts/999").status == 404)
+            #expect(try await request(server, "posts/x").status == 404)
         }
     }
 

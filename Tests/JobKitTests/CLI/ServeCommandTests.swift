@@ -129,6 +129,25 @@ final class ServeProcess {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func theAccessLogHasOneLinePerRequestWithItsRangeAndStatus() async throws {
+        let root = newRoot()
+        let log = root.deletingLastPathComponent().appendingPathComponent("access-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("files"), withIntermediateDirectories: true)
+        try Data(count: 100).write(to: root.appendingPathComponent("files/a.bin"))
+        let server = try ServeProcess(root: root, arguments: ["--access-log", log.path])
+        let base = try #require(server.baseURL)
+        var request = URLRequest(url: base.appendingPathComponent("files/a.bin"))
+        request.setValue("bytes=10-", forHTTPHeaderField: "Range")
+        _ = try await URLSession.shared.data(for: request)
+        _ = try await send("GET", base.appendingPathComponent("files/missing"))
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines == ["GET /files/a.bin range=bytes=10- status=206", "GET /files/missing range=- status=404"])
+        _ = server.stop(with: SIGTERM)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func everyAcknowledgedPostSurvivesKill9() async throws {
         let root = newRoot()
         let first = try ServeProcess(root: root)

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import JobKitNetworking
+
+/// `jobkit download URL… | -i FILE`: downloads into a folder through a `DownloadManager`, resumable after
+/// Ctrl-C or a crash, verified when a checksum is given.
+struct DownloadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Download files into a folder: at most -j at once, resumable, verified, with live progress.",
+        discussion: """
+            Files take the last path component of their URL as their name, or out=NAME from an input file. \
+            An input file (-i, as aria2's) has a URL per line, each followed by indented option lines \
+            (out=NAME, checksum=sha-256=HEX), and # comments. The output folder keeps a journal \
+            (.jobkit-downloads.journal): run the same command again after Ctrl-C, a crash or kill -9 and \
+            completed files are kept (not fetched again) while partial ones resume with ranges, when the \
+            server proves they are the same file. A file whose checksum does not match is removed; nothing \
+            else that is in the way (a folder, a file this command did not download) is ever removed. \
+            On a terminal the display is live; into a pipe or with NO_COLOR, one plain line per change. \
+            Exit codes: 0 every file downloaded; 1 any failed (each is listed with why); 64 a wrong command \
+            line or input file; 130 stopped by Ctrl-C (run again to resume).
+            """)
+
+    @Argument(help: ArgumentHelp("The http:// or https:// URLs to download.", valueName: "url"))
+    var urls: [String] = []
+
+    @Option(
+        name: [.customShort("i"), .long],
+        help: ArgumentHelp(
+            "Read URLs, with their out= and checksum= options, from this aria2-style file ('-': standard input).",
+            valueName: "file"))
+    var inputFile: String?
+
+    @Option(
+        name: [.customShort("o"), .long],
+        help: ArgumentHelp("Save the files into this folder (created if missing).", valueName: "dir"))
+    var output = "."
+
+    @OptionGroup var transfer: TransferOptions
+
+    func validate() throws {
+        guard !urls.isEmpty || inputFile != nil else {
+            throw ValidationError("give at least one URL, or an input file with -i FILE.")
+        }
+        guard !output.isEmpty else { throw ValidationError("-o/--output needs a folder.") }
+    }
+
+    func run() async throws {
+        let plan: DownloadPlan
+        do {
+            let entries = try inputFile.map { try DownloadInputFile.read($0) } ?? []
+            plan = try DownloadPlan.make(
+                urls: urls, entries: entries, source: inputFile.map { $0 == "-" ? "standard input" : $0 },
+                checksumProblem: { text in
+                    do {
+                        _ = try Checksum(parsing: text)
+                        return nil
+                    } catch {
+                        return error.localizedDescription
+                    }
+                })
+        } catch let error as DownloadInputFile.ParseError {
+            throw CommandLineError.usage(error.localizedDescription)
+        } catch {
+            throw CommandLineError.usage(CommandLineError.describe(error))
+        }
+        let exit = await DownloadSession.run(
+            plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer)
+        if exit != .success { throw exit }
+    }
+}

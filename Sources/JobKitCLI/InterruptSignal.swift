@@ -1,0 +1,44 @@
+import Dispatch
+import Foundation
+import JobKit
+
+/// Ctrl-C (SIGINT) for a command that stops cleanly: the first one calls `handler` on the main queue,
+/// once; a second one exits with 130 at once, for a user who will not wait.
+///
+/// While it is installed, the default action of SIGINT (ending the process) is replaced; `cancel()`
+/// restores it. Installed and cancelled on the main actor.
+@MainActor
+final class InterruptSignal {
+    private let source: any DispatchSourceSignal
+    private let count = LockedBoxCounter()
+
+    /// Starts listening; `handler` runs on the main queue after the first SIGINT.
+    init(_ handler: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        let count = self.count
+        source.setEventHandler {
+            if count.increment() == 1 { handler() } else { exit(CommandLineError.interrupted.rawValue) }
+        }
+        source.resume()
+    }
+
+    /// Stops listening: SIGINT ends the process again.
+    func cancel() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
+}
+
+/// A counter behind a lock.
+final class LockedBoxCounter: Sendable {
+    private let value = LockedBox<Int>.make(0)
+
+    /// Adds one and returns the new count.
+    func increment() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+}

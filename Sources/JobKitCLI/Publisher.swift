@@ -1,0 +1,231 @@
+import Dispatch
+import Foundation
+import JobKit
+import JobKitNetworking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What `jobkit publish` does: uploads every file (at most `maxConcurrent` at once, each retried on transient
+/// failures), then creates the post only if every upload succeeded.
+///
+/// Runs on the main actor (the main queue, which `jobkit` services), where the `JobQueue` of the uploads
+/// delivers its states and the display is drawn.
+@MainActor
+final class Publisher {
+    /// A post the server created.
+    struct CreatedPost: Decodable, Sendable, Equatable {
+        var id: Int
+        var text: String
+        var mediaIDs: [String]
+    }
+
+    /// How a run ended.
+    enum Outcome: Sendable {
+        case published(CreatedPost)
+        /// Some uploads failed (name, why): no post was created.
+        case uploadsFailed([(name: String, reason: String)])
+        /// Every upload succeeded but creating the post failed.
+        case postFailed(String)
+        /// Stopped by `interrupt()`; the post exists only if it was created before (then it is given).
+        case interrupted(CreatedPost?)
+    }
+
+    let server: URL
+    let text: String
+    let files: [URL]
+    let maxConcurrent: Int
+    let retries: Int
+    let client: TransferClient
+    let run: String
+    private let display: TransferDisplay
+    private var speeds: [Int: SpeedMeter] = [:]
+    private var uploads: JobQueue<Int>?
+    private var postTask: Task<CreatedPost, any Error>?
+    private(set) var isInterrupted = false
+
+    init(
+        server: URL, text: String, files: [URL], maxConcurrent: Int, retries: Int, display: TransferDisplay,
+        client: TransferClient, run: String = PublishMedia.newRun()
+    ) {
+        self.server = server
+        self.text = text
+        self.files = files
+        self.maxConcurrent = maxConcurrent
+        self.retries = retries
+        self.display = display
+        self.client = client
+        self.run = run
+    }
+
+    /// The media ids of this run's files, in order.
+    var mediaIDs: [String] {
+        files.enumerated().map { PublishMedia.name(for: $1.lastPathComponent, index: $0, run: run) }
+    }
+
+    /// Uploads, then posts; call it from the main queue.
+    func publish() async -> Outcome {
+        let failures = await uploadAll()
+        if isInterrupted { return .interrupted(nil) }
+        guard failures.isEmpty else { return .uploadsFailed(failures) }
+        display.message("creating the post")
+        let task = Task { try await createPost() }
+        postTask = task
+        do {
+            return .published(try await task.value)
+        } catch {
+            if isInterrupted { return .interrupted(try? await existingPost()) }
+            return .postFailed(CommandLineError.describe(error))
+        }
+    }
+
+    /// Stops at once: pending uploads never start, running ones are cancelled, and so is the post request.
+    func interrupt() {
+        isInterrupted = true
+        uploads?.cancelAll()
+        postTask?.cancel()
+    }
+
+    // MARK: - Uploads
+
+    private func uploadAll() async -> [(name: String, reason: String)] {
+        let names = mediaIDs
+        let sizes = files.map { PublishMedia.size(of: $0) }
+        var failures: [Int: String] = [:]
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { [self] id, state in
+                MainActor.assumeIsolated { show(id, state, size: sizes[id]) }  // delivered on the main queue
+            } onAllFinished: {
+                continuation.resume()
+            }
+            uploads = queue
+            for (index, file) in files.enumerated() {
+                display.update(TransferRow(id: index, name: file.lastPathComponent, totalBytes: sizes[index]))
+                let url = server.appendingPathComponent("media").appendingPathComponent(names[index])
+                let job = retried(Job<HTTPReply>.upload(file: file, to: url, client: client), id: index)
+                try? queue.add(job, id: index) { [self] result in  // ids are unique: indexes
+                    MainActor.assumeIsolated {  // delivered on the main queue
+                        guard case .failure(let error) = result, !isInterrupted else { return }
+                        let reason = CommandLineError.describe(error)
+                        failures[index] = reason
+                        var row = display.rows.row(id: index) ?? TransferRow(id: index, name: file.lastPathComponent)
+                        row.status = .failed(reason: reason)
+                        display.update(row)
+                    }
+                }
+            }
+            if files.isEmpty { continuation.resume() }
+        }
+        uploads = nil
+        return failures.sorted { $0.key < $1.key }.map { (files[$0.key].lastPathComponent, $0.value) }
+    }
+
+    /// `job`, retried `retries` times on transient failures, each retry shown on the row of `id`.
+    private func retried<Value>(_ job: Job<Value>, id: Int) -> Job<Value> {
+        let attempts = LockedBoxCounter()
+        let display = self.display
+        return job.retry(
+            retries + 1, backoff: .exponential(initial: .milliseconds(200), maximum: .seconds(5), jitter: 0.2)
+        ) { error in
+            guard Self.isWorthRetrying(error) else { return false }
+            let attempt = attempts.increment() + 1
+            let reason = CommandLineError.describe(error)
+            DispatchQueue.main.async {
+                guard var row = display.rows.row(id: id), !row.status.isFinal else { return }
+                row.status = .retrying(attempt: attempt, reason: reason)
+                row.bytesPerSecond = 0
+                row.secondsRemaining = nil
+                display.update(row)
+            }
+            return true
+        }
+    }
+
+    /// Transient, and not asking to wait more than a minute.
+    nonisolated static func isWorthRetrying(_ error: any Error) -> Bool {
+        if let status = error as? HTTPStatusError, let wait = status.retryAfter, wait > .seconds(60) { return false }
+        return TransientFailure.isTransient(error)
+    }
+
+    private func show(_ id: Int, _ state: JobState, size: Int64?) {
+        guard var row = display.rows.row(id: id) else { return }
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        switch state {
+        case .pending:
+            row.status = .queued
+        case .running(let fraction):
+            let done = size.map { Int64(Double($0) * min(max(fraction, 0), 1)) } ?? 0
+            speeds[id, default: SpeedMeter()].record(bytes: done, at: now)
+            row.bytesDone = done
+            row.bytesPerSecond = speeds[id]?.bytesPerSecond ?? 0
+            row.secondsRemaining = speeds[id]?.secondsRemaining(total: size)
+            // A retry shows until its attempt moves bytes again.
+            let isRetrying = if case .retrying = row.status { true } else { false }
+            if !isRetrying || fraction > 0 { row.status = .running }
+        case .finished:
+            row.bytesDone = size ?? row.bytesDone
+            row.status = .completed
+            speeds[id] = nil
+        case .cancelled:
+            row.status = .cancelled
+            speeds[id] = nil
+        case .failed:
+            speeds[id] = nil
+            return  // the result handler, which has the error, shows it
+        }
+        display.update(row)
+    }
+
+    // MARK: - The post
+
+    private var postRequest: URLRequest {
+        var request = URLRequest(url: server.appendingPathComponent("posts"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try? JSONEncoder().encode(["text": AnyCodableText.text(text), "mediaIDs": .list(mediaIDs)])
+        return request
+    }
+
+    /// Creates the post, retrying transient failures. Before a retry it asks the server whether the post
+    /// exists already (an answer lost after the server stored the post), so a retry never posts twice.
+    private func createPost() async throws -> CreatedPost {
+        var attempt = 1
+        while true {
+            do {
+                return try await Job<CreatedPost>.decode(for: postRequest, client: client).value
+            } catch {
+                guard Self.isWorthRetrying(error), attempt <= retries, !Task.isCancelled else { throw error }
+                if let existing = try? await existingPost() { return existing }
+                attempt += 1
+                display.message("retrying the post (attempt \(attempt)): \(CommandLineError.describe(error))")
+                let wait = Backoff.exponential(initial: .milliseconds(200), maximum: .seconds(5), jitter: 0.2)
+                    .delay(beforeRetry: attempt - 1)
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// This run's post, if the server has it: its media ids are unique to the run.
+    func existingPost() async throws -> CreatedPost? {
+        let posts = try await Job<[CreatedPost]>.decode(
+            for: URLRequest(url: server.appendingPathComponent("posts")), client: client
+        ).value
+        let ids = mediaIDs
+        return posts.last { $0.mediaIDs == ids && $0.text == text }
+    }
+}
+
+/// The two kinds of value of a post's JSON body.
+private enum AnyCodableText: Encodable {
+    case text(String)
+    case list([String])
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .text(let text): try container.encode(text)
+        case .list(let list): try container.encode(list)
+        }
+    }
+}

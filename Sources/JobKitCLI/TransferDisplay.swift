@@ -1,0 +1,151 @@
+import Dispatch
+import Foundation
+
+/// How a command shows its transfers.
+enum DisplayMode: Equatable, Sendable {
+    /// A terminal: live lines redrawn in place, at most 10 times a second.
+    case live
+    /// A pipe or a file (or `NO_COLOR`, or `TERM=dumb`): one plain line per status change, no escapes.
+    case lines
+    /// `--json`: one JSON object per event, on standard output.
+    case json
+    /// `--quiet`: nothing but what the command prints at the end.
+    case quiet
+
+    /// The mode for these options and this standard output. `NO_COLOR` (set, not empty) and `TERM=dumb` mean
+    /// no escape codes at all, so plain lines.
+    static func choose(json: Bool, quiet: Bool, isTerminal: Bool, environment: [String: String]) -> DisplayMode {
+        if json { return .json }
+        if quiet { return .quiet }
+        let noColor = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        guard isTerminal, !noColor, environment["TERM"] != "dumb" else { return .lines }
+        return .live
+    }
+}
+
+/// The transfer display of `jobkit download` and `jobkit publish`: rows in, text out, in the chosen mode.
+///
+/// Call it on the main queue only (the commands' handlers all run there); it writes through `write` on
+/// that queue too. Live frames and JSON progress events are throttled to 10 a second by `RedrawThrottle`;
+/// status changes are never dropped.
+// Safety: every member is touched on the main queue only (see above).
+final class TransferDisplay: @unchecked Sendable {
+    let mode: DisplayMode
+    private let write: (String) -> Void
+    private let width: () -> Int
+    private let height: () -> Int?
+    private var board = TransferBoard()
+    private var screen = LiveScreen()
+    private var throttle = RedrawThrottle()
+    private var pendingMessages: [String] = []
+    /// Rows with progress not yet sent as JSON.
+    private var unsentProgress: [Int: TransferBoard.Event] = [:]
+    private var isFinished = false
+
+    /// A display writing through `write`; `width` and `height` are read at every live frame (the terminal
+    /// may be resized). A live frame has at most 12 rows, and fewer on a short terminal (`height - 2`), so
+    /// that the cursor never has to move above the top of the screen.
+    init(
+        mode: DisplayMode, write: @escaping (String) -> Void, width: @escaping () -> Int = { 80 },
+        height: @escaping () -> Int? = { nil }
+    ) {
+        self.mode = mode
+        self.write = write
+        self.width = width
+        self.height = height
+    }
+
+    /// The display of `jobkit` on its standard output.
+    static func standard(json: Bool, quiet: Bool) -> TransferDisplay {
+        let mode = DisplayMode.choose(
+            json: json, quiet: quiet, isTerminal: StandardOutput.isTerminal,
+            environment: ProcessInfo.processInfo.environment)
+        return TransferDisplay(
+            mode: mode, write: { StandardOutput.write($0) },
+            width: { StandardOutput.columns ?? ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80 },
+            height: { StandardOutput.lines })
+    }
+
+    /// Every row so far, and the totals.
+    var rows: TransferBoard { board }
+
+    /// Shows `row` (a new one, or a change of one already shown).
+    func update(_ row: TransferRow) {
+        guard !isFinished, let event = board.update(row) else { return }
+        switch mode {
+        case .quiet:
+            return
+        case .lines:
+            if let line = TransferEventFormat.plainLine(for: event) { write(line + "\n") }
+        case .json:
+            if event.kind == .progress {
+                unsentProgress[row.id] = event
+                requestFrame()
+            } else {
+                unsentProgress[row.id] = nil
+                emitJSON(event)
+            }
+        case .live:
+            requestFrame()
+        }
+    }
+
+    /// A line of its own: above the live lines on a terminal, as it is into a pipe, never in JSON or quiet.
+    func message(_ text: String) {
+        guard !isFinished else { return }
+        switch mode {
+        case .quiet, .json: return
+        case .lines: write(text + "\n")
+        case .live:
+            pendingMessages.append(text)
+            requestFrame()
+        }
+    }
+
+    /// Draws what is pending (the last frame, before the command prints its summary); after this the
+    /// display writes nothing more, whatever arrives.
+    func finish() {
+        guard !isFinished else { return }
+        draw(at: Self.now())
+        isFinished = true
+    }
+
+    private func requestFrame() {
+        let now = Self.now()
+        switch throttle.change(at: now) {
+        case .drawNow:
+            draw(at: now)
+        case .drawAt(let time):
+            DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, time - now) * 1e9))) {
+                [self] in draw(at: Self.now())
+            }
+        case .wait:
+            return
+        }
+    }
+
+    private func draw(at now: Double) {
+        guard !isFinished else { return }
+        throttle.drew(at: now)
+        switch mode {
+        case .live:
+            screen.maxRows = max(1, min(12, (height() ?? 14) - 2))
+            write(screen.frame(board, width: width(), messages: pendingMessages))
+            pendingMessages = []
+        case .json:
+            let events = unsentProgress.values.sorted { $0.row.id < $1.row.id }
+            unsentProgress = [:]
+            for event in events { emitJSON(event) }
+        case .lines, .quiet:
+            return
+        }
+    }
+
+    private func emitJSON(_ event: TransferBoard.Event) {
+        if let line = TransferEventFormat.jsonLine(TransferEventFormat.JSONEvent(event)) { write(line + "\n") }
+    }
+
+    private static func now() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import JobKitCLI
+
+/// aria2-style input files: URLs, indented options, comments, and errors that name their line.
+@Suite struct DownloadInputFileTests {
+    private let hex = String(repeating: "ab", count: 32)
+
+    @Test func readsURLsWithTheirOptionsAndSkipsCommentsAndBlankLines() throws {
+        let text = """
+            # nightly
+            https://example.com/a/disk.img
+              out=nightly.img
+            \tchecksum=sha-256=\(hex)
+
+            http://127.0.0.1:8080/files/notes.txt\r
+              # a comment between options
+            https://example.com/c
+            """
+        let entries = try DownloadInputFile.parse(text, source: "list.txt")
+        #expect(entries.count == 3)
+        #expect(
+            entries[0]
+                == .init(
+                    url: URL(string: "https://example.com/a/disk.img")!, name: "nightly.img",
+                    checksum: "sha-256=\(hex)", line: 2))
+        #expect(entries[1].url.absoluteString == "http://127.0.0.1:8080/files/notes.txt" && entries[1].line == 6)
+        #expect(entries[1].name == nil && entries[1].checksum == nil)
+        #expect(entries[2].line == 8)
+    }
+
+    @Test func anEmptyFileHasNoEntries() throws {
+        #expect(try DownloadInputFile.parse("", source: "x").isEmpty)
+        #expect(try DownloadInputFile.parse("\n\n# only comments\n", source: "x").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("  out=a", 1, "an option line before any URL"),
+        ("https://e.com/a\n  out", 2, "expected an option as KEY=VALUE"),
+        ("https://e.com/a\n  dir=/tmp", 2, "unknown option 'dir'"),
+        ("https://e.com/a\n  out=a\n  out=b", 3, "'out' given twice"),
+        ("https://e.com/a\n  out=../etc/passwd", 2, "no '/'"),
+        ("https://e.com/a\n  out=..", 2, "'.' or '..'"),
+        ("https://e.com/a\n  out=x.part", 2, "kept for partial downloads"),
+        ("https://e.com/a\n  checksum=", 2, "checksum= needs a value"),
+        ("\n\nhttps://a.com/x\thttps://b.com/x", 3, "one URL per line"),
+        ("ftp://e.com/a", 1, "not an http:// or https:// URL"),
+        ("just words", 1, "one URL per line"),
+        ("file:///etc/passwd", 1, "not an http:// or https:// URL"),
+    ])
+    func errorsNameTheLine(text: String, line: Int, message: String) {
+        #expect {
+            try DownloadInputFile.parse(text, source: "in.txt")
+        } throws: { error in
+            guard let error = error as? DownloadInputFile.ParseError else { return false }
+            return error.line == line && error.message.contains(message)
+                && error.localizedDescription.hasPrefix("in.txt:\(line): ")
+        }
+    }
+
+    @Test func aFileThatCannotBeReadIsOneError() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-in-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(throws: DownloadInputFile.ParseError(source: folder.path, line: 0, message: "is a directory")) {
+            try DownloadInputFile.read(folder.path)
+        }
+        let missing = folder.appendingPathComponent("missing").path
+        #expect(throws: DownloadInputFile.ParseError(source: missing, line: 0, message: "no such file")) {
+            try DownloadInputFile.read(missing)
+        }
+        let binary = folder.appendingPathComponent("binary")
+        try Data([0xFF, 0xFE, 0x00, 0xC3]).write(to: binary)
+        #expect(throws: DownloadInputFile.ParseError(source: binary.path, line: 0, message: "not UTF-8 text")) {
+            try DownloadInputFile.read(binary.path)
+        }
+    }
+}
+
+/// File names from URLs, and the plan's checks before anything is fetched.
+@Suite struct DownloadPlanTests {
+    @Test func namesComeFromTheLastPathComponentDecoded() {
+        func name(_ text: String) -> String { DownloadNaming.name(for: URL(string: text)!) }
+        #expect(name("https://e.com/a/b/file.bin") == "file.bin")
+        #expect(name("https://e.com/a/my%20file.txt?x=1#y") == "my file.txt")
+        #expect(name("https://e.com/") == "index.html")
+        #expect(name("https://e.com") == "index.html")
+        #expect(name("https://e.com/a/%2E%2E") == "index.html")
+        #expect(name("https://e.com/a%2Fb") == "a_b")
+        #expect(name("https://e.com/x%0Ay") == "x_y")
+        #expect(name("https://e.com/x.part") == "x.part_")
+        #expect(name("https://e.com/" + String(repeating: "n", count: 400)).utf8.count == 255)
+    }
+
+    @Test func twoDownloadsToOneNameAreAUsageErrorNamingBoth() {
+        let entries = [DownloadInputFile.Entry(url: URL(string: "https://b.com/x/a.bin")!, line: 4)]
+        #expect(throws: DownloadPlan.Problem.self) {
+            try DownloadPlan.make(
+                urls: ["https://a.com/a.bin"], entries: entries, source: "in.txt", checksumProblem: { _ in nil })
+        }
+        do {
+            _ = try DownloadPlan.make(
+                urls: ["https://a.com/a.bin"], entries: entries, source: "in.txt", checksumProblem: { _ in nil })
+        } catch {
+            #expect(error.message.hasPrefix("URL 1 and in.txt:4 both save to 'a.bin'"))
+        }
+    }
+
+    @Test func badURLsAndChecksumsAreNamed() {
+        #expect(throws: DownloadPlan.Problem(message: "URL 2: not an http:// or https:// URL: 'nope'")) {
+            try DownloadPlan.make(
+                urls: ["https://a.com/x", "nope"], entries: [], source: nil, checksumProblem: { _ in nil })
+        }
+        let entries = [DownloadInputFile.Entry(url: URL(string: "https://b.com/y")!, checksum: "md5=1", line: 9)]
+        #expect(throws: DownloadPlan.Problem(message: "in.txt:9: unsupported")) {
+            try DownloadPlan.make(urls: [], entries: entries, source: "in.txt", checksumProblem: { _ in "unsupported" })
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `jobkit publish`, run as a user runs it, against a launched `jobkit serve`; what was published is checked by
+/// asking the server.
+@Suite(.timeLimit(.minutes(2))) struct PublishCommandTests {
+    private struct Post: Decodable {
+        var id: Int
+        var text: String
+        var mediaIDs: [String]
+    }
+
+    private func scratch() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-publish-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    private func files(_ sizes: [Int], in folder: URL) throws -> [URL] {
+        try sizes.enumerated().map { index, size in
+            let url = folder.appendingPathComponent(index == 1 ? "clip (\(index)).mov" : "photo-\(index).jpg")
+            try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }).write(to: url)
+            return url
+        }
+    }
+
+    private func posts(on server: URL) async throws -> [Post] {
+        let (data, _) = try await URLSession.shared.data(from: server.appendingPathComponent("posts"))
+        return try JSONDecoder().decode([Post].self, from: data)
+    }
+
+    @Test func uploadsEveryFileThenCreatesOnePostAndPrintsItsIdAndURL() async throws {
+        let folder = try scratch()
+        let server = try ServeProcess(root: folder.appendingPathComponent("root"))
+        let base = try #require(server.baseURL)
+        let media = try files([300_000, 5_000, 1, 0], in: folder)
+        let output = try runProduct(
+            "jobkit",
+            arguments: ["publish", "--server", base.absoluteString, "--text", "hello", "-j", "2"]
+                + media.map(\.path))
+        #expect(output.status == 0, "\(output.stderr)")
+        let published = try await posts(on: base)
+        #expect(published.count == 1)
+        let post = try #require(published.first)
+        #expect(
+            output.stdout.hasSuffix("post \(post.id): \(base.absoluteString)posts/\(post.id)\n"), "\(output.stdout)")
+        #expect(post.text == "hello" && post.mediaIDs.count == 4)
+        #expect(post.mediaIDs[1].hasSuffix("-2-clip__1_.mov"), "names the server refuses are made safe")
+        for (file, id) in zip(media, post.mediaIDs) {
+            let stored = try Data(contentsOf: server.root.appendingPathComponent("media").appendingPathComponent(id))
+            #expect(stored == (try Data(contentsOf: file)), "\(id) arrived byte-exact")
+        }
+        #expect(!output.stdout.contains("\u{1B}"), "no escapes into a file")
+        let (_, answer) = try await URLSession.shared.data(from: base.appendingPathComponent("posts/\(post.id)"))
+        #expect((answer as? HTTPURLResponse)?.statusCode == 200, "the printed URL is the post's")
+    }
+
+    @Test func oneFailedUploadMeansNoPostAndExitCode1NamingTheFile() async throws {
+        let folder = try scratch()
+        let server = try ServeProcess(
+            root: folder.appendingPathComponent("root"), arguments: ["--max-upload-bytes", "100000"])
+        let base = try #require(server.baseURL)
+        let media = try files([1_000, 200_000, 2_000], in: folder)
+        let output = try runProduct(
+            "jobkit",
+            arguments: ["publish", "--server", base.absoluteString, "--text", "no", "--json"] + media.map(\.path))
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("error: clip (1).mov: ") && output.stderr.contains("413"), "\(output.stderr)")
+        #expect(output.stderr.contains("the post was not created: 1 of 3 uploads failed"))
+        #expect(try await posts(on: base).isEmpty, "the server has no post")
+        let events = output.stdout.split(separator: "\n")
+        #expect(events.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "--json: one object per line")
+        #expect(events.contains { $0.contains(#""event":"failed""#) })
+    }
+
+    @Test func transientFailuresAreRetriedAndThePostIsCreatedOnce() async throws {
+        let folder = try scratch()
+        let server = try ServeProcess(
+            root: folder.appendingPathComponent("root"), arguments: ["--failure-rate", "0.3"])
+        let base = try #require(server.baseURL)
+        let media = try files([10_000, 20_000, 30_000, 40_000, 50_000], in: folder)
+        let output = try runProduct(
+            "jobkit",
+            arguments: ["publish", "--server", base.absoluteString, "--text", "retried", "--retry", "20"]
+                + media.map(\.path))
+        #expect(output.status == 0, "\(output.stdout) \(output.stderr)")
+        let published = try await eventually { try await posts(on: base) }
+        #expect(published.filter { $0.text == "retried" }.count == 1)
+    }
+
+    /// Reads through injected failures (the server's failure rate applies to the test's requests too).
+    private func eventually<T>(_ read: () async throws -> T) async throws -> T {
+        for _ in 0..<50 {
+            if let value = try? await read() { return value }
+        }
+        return try await read()
+    }
+
+    @Test func ctrlCStopsWithExitCode130AndNoPost() async throws {
+        let folder = try scratch()
+        let server = try ServeProcess(root: folder.appendingPathComponent("root"), arguments: ["--latency", "3000"])
+        let base = try #require(server.baseURL)
+        let media = try files([1_000, 2_000, 3_000], in: folder)
+        let publish = try LaunchedProcess(
+            ["publish", "--server", base.absoluteString, "--text", "stopped", "-j", "1"] + media.map(\.path))
+        #expect(publish.waitUntil { publish.stdout.contains("started") }, "\(publish.stderr)")
+        publish.send(SIGINT)
+        #expect(publish.wait() == 130)
+        #expect(publish.stderr.contains("interrupted: the post was not created"), "\(publish.stderr)")
+        #expect(try await posts(on: base).isEmpty)
+    }
+
+    @Test func usageErrorsExit64() throws {
+        let folder = try scratch()
+        let file = try files([10], in: folder)[0].path
+        for arguments in [
+            ["--server", "http://127.0.0.1:1/", "--text", "x"],
+            ["--server", "ftp://127.0.0.1/", "--text", "x", file],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", folder.appendingPathComponent("missing").path],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", folder.path],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", "-j", "0", file],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", "--json", "--quiet", file],
+        ] {
+            let output = try runProduct("jobkit", arguments: ["publish"] + arguments)
+            #expect(output.status == 64, "\(arguments): \(output.stderr)")
+            #expect(output.stderr.contains("rror: "), "\(arguments)")
+        }
+    }
+}
