@@ -112,6 +112,9 @@ enum DownloadJournal {
         case unsupportedVersion(Int)
     }
 
+    /// The largest item id a journal may hold (2⁶²): far beyond any real queue, far from overflow.
+    static let maximumID: UInt64 = 1 << 62
+
     /// Reads a journal's bytes. An empty file (or one whose only line is torn) is an empty journal.
     static func parse(_ data: Data) throws(ReadError) -> Contents {
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
@@ -125,10 +128,15 @@ enum DownloadJournal {
         }
         guard header.format == formatName else { throw .notAJournal }
         guard header.version == version else { throw .unsupportedVersion(header.version) }
+        // Ids count up from 1: one near `UInt64.max` was not written by a manager, and counting on
+        // from it would overflow.
+        guard (header.next ?? 1) <= maximumID else { throw .notAJournal }
         var entries: [UInt64: Entry] = [:]
         var highest: UInt64 = 0
         for line in lines {
-            guard let record = try? decoder.decode(Record.self, from: Data(line)), apply(record, to: &entries) else {
+            guard let record = try? decoder.decode(Record.self, from: Data(line)), record.id < maximumID,
+                apply(record, to: &entries)
+            else {
                 contents.ignoredLines += 1
                 continue
             }

@@ -812,7 +812,8 @@ struct DownloadManagerStateMachine<Handle> {
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw refuse("it has a control character")
         }
-        guard name.utf8.count <= 245 else { throw refuse("it is longer than 245 bytes") }
+        // 255 bytes is the usual limit of a file name, and `NAME.part.meta.tmp` adds 14.
+        guard name.utf8.count <= 241 else { throw refuse("it is longer than 241 bytes") }
         guard !name.hasPrefix(".jobkit-downloads") else { throw refuse("the manager keeps that name for its journal") }
         for suffix in [".part", ".part.meta", ".part.meta.tmp"] where name.hasSuffix(suffix) {
             throw refuse("names ending in '\(suffix)' are kept for partial downloads")

@@ -104,6 +104,19 @@ import Testing
         }
     }
 
+    /// Found by a probe: an id near `UInt64.max` trapped on overflow each time the folder was opened.
+    @Test func idsNearTheTopOfTheRangeAreRefusedNotOverflowed() throws {
+        let header = #"{"format":"jobkit-downloads","version":1}"#
+        let hugeID = Data(
+            (header + "\n" + #"{"op":"add","id":18446744073709551615,"url":"http://h/a","name":"a"}"# + "\n").utf8)
+        let contents = try DownloadJournal.parse(hugeID)
+        #expect(contents.entries.isEmpty)
+        #expect(contents.ignoredLines == 1)
+        #expect(contents.nextID == 1)
+        let hugeNext = Data((#"{"format":"jobkit-downloads","version":1,"next":18446744073709551615}"# + "\n").utf8)
+        #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(hugeNext) }
+    }
+
     @Test func anEmptyJournalOrATornHeaderIsAnEmptyQueue() throws {
         #expect(try DownloadJournal.parse(Data()).entries.isEmpty)
         #expect(try DownloadJournal.parse(Data(#"{"format":"jobkit-dow"#.utf8)).entries.isEmpty)
