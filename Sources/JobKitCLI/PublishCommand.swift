@@ -85,7 +85,11 @@ struct PublishCommand: AsyncParsableCommand {
             } else {
                 printError("interrupted: the post was not created")
             }
-            return CommandLineError.interrupted
+            // Exit now rather than unwind: the uploads were just cancelled, and FoundationNetworking
+            // (swift-corelibs, Swift 6.3) may trap on a task cancelled as it ends if its callbacks
+            // still run (see `RunningTransfer.cancel`). Nothing is left to save: there is no post.
+            // `exit` flushes standard output and error.
+            Foundation.exit(CommandLineError.interrupted.rawValue)
         }
     }
 
