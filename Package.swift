@@ -24,7 +24,10 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        .target(name: "JobKit"),
+        // A 4-byte futex mutex for Linux (glibc's pthread_mutex_t is 40 bytes, and the standard
+        // library's Mutex is invisible to the thread sanitizer); empty on Apple platforms.
+        .target(name: "CJobKitLock"),
+        .target(name: "JobKit", dependencies: ["CJobKitLock"]),
         .target(name: "JobKitTesting", dependencies: ["JobKit"]),
         .target(
             name: "JobKitNetworking",

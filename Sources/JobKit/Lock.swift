@@ -7,11 +7,14 @@
 #endif
 
 #if canImport(Darwin)
-    /// The platform's cheapest mutex that the thread sanitizer understands.
+    /// The platform's cheapest mutex that the thread sanitizer understands: 4 bytes.
     typealias PlatformMutex = os_unfair_lock
 #else
-    /// The platform's cheapest mutex that the thread sanitizer understands.
-    typealias PlatformMutex = pthread_mutex_t
+    import CJobKitLock
+
+    /// The platform's cheapest mutex that the thread sanitizer understands: a 4-byte futex word
+    /// (`CJobKitLock`), where glibc's `pthread_mutex_t` takes 40 bytes in every run.
+    typealias PlatformMutex = UInt32
 #endif
 
 /// Thin, always-inlined wrappers over the platform mutex, used through a stable pointer.
@@ -21,17 +24,12 @@ enum MutexOps {
         #if canImport(Darwin)
             mutex.initialize(to: os_unfair_lock())
         #else
-            // All zeros is `PTHREAD_MUTEX_INITIALIZER` (a default mutex) in glibc and musl: no call,
-            // and nothing that can fail. The thread sanitizer supports statically initialized mutexes.
-            mutex.initialize(to: pthread_mutex_t())
+            mutex.initialize(to: 0)
         #endif
     }
 
     @inline(__always)
     static func destroy(_ mutex: UnsafeMutablePointer<PlatformMutex>) {
-        #if !canImport(Darwin)
-            pthread_mutex_destroy(mutex)
-        #endif
         mutex.deinitialize(count: 1)
     }
 
@@ -40,7 +38,7 @@ enum MutexOps {
         #if canImport(Darwin)
             os_unfair_lock_lock(mutex)
         #else
-            pthread_mutex_lock(mutex)
+            jobkit_lock(mutex)
         #endif
     }
 
@@ -49,7 +47,7 @@ enum MutexOps {
         #if canImport(Darwin)
             os_unfair_lock_unlock(mutex)
         #else
-            pthread_mutex_unlock(mutex)
+            jobkit_unlock(mutex)
         #endif
     }
 }

@@ -74,8 +74,11 @@ case "pending-seed":
 case "pending-jobkit":
     let queue = DispatchQueue(label: "pending", attributes: .initiallyInactive)
     let job = Job<Void> { $0.finish() }
+    // Made once, like `.main`: on Linux each `DispatchQueue.global()` call makes a new 24-byte wrapper,
+    // which would be counted against every pending job.
+    let resultQueue = DispatchQueue.global()
     let before = peakResidentBytes()
-    for _ in 0..<count { job.perform(on: queue, resultQueue: .global()) { _ in } }
+    for _ in 0..<count { job.perform(on: queue, resultQueue: resultQueue) { _ in } }
     printBytesPerJob(since: before)
 case "pending-member-jobkit":
     let release = DispatchSemaphore(value: 0)
