@@ -18,6 +18,65 @@ enum RunCompletion<Value: Sendable>: Sendable {
             MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }
         }
     }
+
+    /// The same completion without its value type, for a run's storage (which is not generic).
+    @inline(__always)
+    var erased: ErasedRunCompletion {
+        switch self {
+        case .call(let completion): .call(Self.erase(completion))
+        case .member(let parent, let index): .member(parent, index: index)
+        case .handler(let handler, let resultQueue): .handler(Self.erase(handler), resultQueue: resultQueue)
+        }
+    }
+
+    /// The completion `erased` made, typed again.
+    @inline(__always)
+    init(_ erased: ErasedRunCompletion) {
+        switch erased {
+        case .call(let completion): self = .call(Self.type(completion))
+        case .member(let parent, let index):
+            self = .member(unsafeDowncast(parent, to: JobGroup<Value>.self), index: index)
+        case .handler(let handler, let resultQueue): self = .handler(Self.type(handler), resultQueue: resultQueue)
+        }
+    }
+
+    /// A handler, wrapped in a struct before the cast: a function value cast directly would be
+    /// re-abstracted through allocated thunks, a struct is copied bit for bit.
+    private struct TypedHandler {
+        let call: @Sendable (Result<Value, any Error>) -> Void
+    }
+
+    @inline(__always)
+    private static func erase(_ handler: @escaping @Sendable (Result<Value, any Error>) -> Void)
+        -> ErasedRunCompletion.Handler
+    {
+        unsafeBitCast(TypedHandler(call: handler), to: ErasedRunCompletion.Handler.self)
+    }
+
+    @inline(__always)
+    private static func type(_ handler: ErasedRunCompletion.Handler) -> @Sendable (Result<Value, any Error>) -> Void {
+        unsafeBitCast(handler, to: TypedHandler.self).call
+    }
+}
+
+/// A `RunCompletion` stored without its value type, so that a run's storage is one non-generic class:
+/// no generic metadata to look up when it is made, started or freed, and a start that GCD can call
+/// through a plain C function.
+///
+/// Safety: a handler is a struct holding a `(Result<Value, any Error>) -> Void`, cast bit for bit to a
+/// struct holding a function value of another signature (a function value is a code pointer and a
+/// reference-counted context, whatever its signature); it is kept and released as this type, and
+/// called only after `RunCompletion(_:)` has cast it back to the very struct it was. A member's
+/// parent is the `JobGroup<Value>` of that same `Value`.
+enum ErasedRunCompletion: @unchecked Sendable {
+    /// A handler of some `Result<Value, any Error>`, never called as this type.
+    struct Handler {
+        let opaque: @Sendable () -> Void
+    }
+
+    case call(Handler)
+    case member(AnyObject, index: Int)
+    case handler(Handler, resultQueue: DispatchQueue)
 }
 
 /// What only some runs need — cancel handlers, observers, progress, a forwarder — made on first use,
@@ -36,8 +95,11 @@ final class RunWatchers {
 
 /// The state of one run, as a value: every transition is a mutating method that returns what to do
 /// once the lock is released. It never calls out.
-struct RunStateMachine<Value: Sendable> {
-    typealias Completion = RunCompletion<Value>
+///
+/// Not generic: a run's value never passes through it (the result goes straight from `Run.complete` to
+/// the completion), and its completion is kept erased.
+struct RunStateMachine {
+    typealias Completion = ErasedRunCompletion
 
     enum Phase {
         case pending
@@ -93,15 +155,13 @@ struct RunStateMachine<Value: Sendable> {
     /// Made on first use (see `RunWatchers`).
     private var watchers: RunWatchers?
     let trace: TraceContext?
-    /// What the run performs, and where: set once, read without the lock (they never change).
-    let body: @Sendable (Job<Value>.Controller) -> Void
+    /// What the run performs (`Job.entry`), and where: set once, read without the lock (they never
+    /// change).
+    let entry: RunEntry
     let queue: DispatchQueue
 
-    init(
-        body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue,
-        completion: Completion, trace: TraceContext?
-    ) {
-        self.body = body
+    init(entry: @escaping RunEntry, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
+        self.entry = entry
         self.queue = queue
         self.completion = completion
         self.trace = trace
@@ -181,29 +241,31 @@ struct RunStateMachine<Value: Sendable> {
 
     enum CompleteAction {
         /// Deliver the result to the completion, after the notice; the new state is final.
-        case deliver(Completion, Result<Value, any Error>, Notice?)
+        case deliver(Completion, Notice?)
         /// The run had already completed; this is the body's second `finish`/`fail`.
         case reportMisuse
         case none
     }
 
-    /// - Parameter fromBody: whether a job's body completes the run (a second completion is then a
-    ///   misuse), or a combinator racing legitimately against cancellation or a timer.
+    /// - Parameters:
+    ///   - failure: the error the run ends with; nil when it succeeded.
+    ///   - fromBody: whether a job's body completes the run (a second completion is then a misuse), or
+    ///     a combinator racing legitimately against cancellation or a timer.
     ///
     /// A failure with `JobError.cancelled` (a cancelled member or dependency, passed on) ends the run
     /// as `.cancelled`, never as `.failed`; its cancel handlers are dropped, not run.
-    mutating func complete(with result: Result<Value, any Error>, fromBody: Bool) -> CompleteAction {
+    mutating func complete(failure: (any Error)?, fromBody: Bool) -> CompleteAction {
         switch phase {
         case .pending, .running:
             let newPhase: Phase
-            switch result {
-            case .success: newPhase = .finished
-            case .failure(let error as JobError) where error == .cancelled: newPhase = .cancelled(bodyCompleted: true)
-            case .failure(let error): newPhase = .failed(error)
+            switch failure {
+            case .none: newPhase = .finished
+            case .some(let error as JobError) where error == .cancelled: newPhase = .cancelled(bodyCompleted: true)
+            case .some(let error): newPhase = .failed(error)
             }
             watchers?.cancelHandlers = []
             let notice = move(to: newPhase)
-            return .deliver(takeCompletion(), result, notice)
+            return .deliver(takeCompletion(), notice)
         case .cancelled(bodyCompleted: false):
             phase = .cancelled(bodyCompleted: true)
             return .none

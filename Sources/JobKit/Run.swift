@@ -22,65 +22,68 @@ protocol AnyRun: Sendable {
     func adopt(_ reporter: ProgressReporter)
 }
 
-/// The storage of one run: its state machine and its mutex, in a single allocation.
-final class RunStorage<Value: Sendable>: ManagedBuffer<RunStateMachine<Value>, PlatformMutex> {
+/// What starts a run's body: a job's body, called with a controller for the run in `storage`. Made
+/// once per job (`Job.entry`), so that a run need not know its value type to start.
+typealias RunEntry = @Sendable (RunStorage) -> Void
+
+/// The storage of one run: its state machine and its mutex, in a single allocation. Not generic, so
+/// that making, starting and freeing a run looks up no generic metadata, and GCD can start it
+/// through a plain C function (`RunDispatch`).
+final class RunStorage: ManagedBuffer<RunStateMachine, PlatformMutex> {
     deinit {
         withUnsafeMutablePointerToElements { MutexOps.destroy($0) }
     }
+
+    /// The queue the run was made for; it never changes.
+    @inline(__always)
+    var queue: DispatchQueue { withUnsafeMutablePointerToHeader { $0.pointee.queue } }
+
+    /// Runs the body, unless the run was cancelled first. Called once, on the run's queue.
+    func runBody() {
+        guard let notice = withLock({ $0.start() }) else { return }
+        notice?.send()
+        withUnsafeMutablePointerToHeader { $0.pointee.entry }(self)
+    }
 }
 
-/// One run of a job.
+/// One run of a job: its storage, seen with its value type.
 ///
 /// Every transition is decided under the lock and acted on after it: cancel handlers, observers,
 /// tracers, progress and the completion are called with no lock held.
 // Safety: the state machine in `storage` is only touched inside `withLock`, which holds its mutex —
-// except its `body` and `queue`, which are set when the storage is made and never change.
+// except its `entry` and `queue`, which are set when the storage is made and never change.
 struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
-    typealias Completion = RunStateMachine<Value>.Completion
+    typealias Completion = RunCompletion<Value>
 
-    let storage: RunStorage<Value>
+    let storage: RunStorage
 
-    /// A run of `body` on `queue` (not started yet) whose completion is called exactly once, on
-    /// whatever thread completes it.
+    /// A run of a job's `entry` on `queue` (not started yet) whose completion is called exactly once,
+    /// on whatever thread completes it.
     @inline(__always)
     static func make(
-        body: @escaping @Sendable (Job<Value>.Controller) -> Void, queue: DispatchQueue, trace: TraceContext? = nil,
-        completion: Completion
+        entry: @escaping RunEntry, queue: DispatchQueue, trace: TraceContext? = nil, completion: Completion
     ) -> Run<Value> {
         // Built once and taken out of the optional by the factory (measured: about 60 instructions
         // a run fewer than building it inside the factory).
-        var machine: RunStateMachine<Value>? = RunStateMachine(
-            body: body, queue: queue, completion: completion, trace: trace)
-        let buffer = RunStorage<Value>.create(minimumCapacity: 1) { _ in machine.take()! }
+        var machine: RunStateMachine? = RunStateMachine(
+            entry: entry, queue: queue, completion: completion.erased, trace: trace)
+        let buffer = RunStorage.create(minimumCapacity: 1) { _ in machine.take()! }
         buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
         trace?.record(.pending)
-        return Run(storage: unsafeDowncast(buffer, to: RunStorage<Value>.self))
+        return Run(storage: unsafeDowncast(buffer, to: RunStorage.self))
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(storage) }
 
     @inline(__always)
-    private func withLock<Result>(_ body: (inout RunStateMachine<Value>) -> Result) -> Result {
+    private func withLock<Result>(_ body: (inout RunStateMachine) -> Result) -> Result {
         storage.withLock(body)
     }
 
-    /// Schedules the body on the run's queue. A run cancelled before the block runs never calls it.
-    ///
-    /// The block captures the storage alone (its own context: no allocation beyond GCD's); the body
-    /// and the queue are read from the storage, where they never change.
+    /// Schedules the body on the run's queue. A run cancelled before it runs never calls it.
     @inline(__always)
     func start() {
-        // Safety: as for `Run` (the storage is what makes a run Sendable). Captured bare, the storage
-        // is the closure's whole context: no box is allocated for it.
-        nonisolated(unsafe) let storage = self.storage
-        storage.withUnsafeMutablePointerToHeader { $0.pointee.queue }.async { Run(storage: storage).runBody() }
-    }
-
-    private func runBody() {
-        guard let notice = withLock({ $0.start() }) else { return }
-        notice?.send()
-        let (body, queue) = storage.withUnsafeMutablePointerToHeader { ($0.pointee.body, $0.pointee.queue) }
-        body(Job<Value>.Controller(run: self, queue: queue))
+        RunDispatch.start(storage)
     }
 
     var state: JobState { withLock { $0.state } }
@@ -94,8 +97,14 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     /// Completes the run. The notice and the completion go through the `CompletionTrampoline`: a
     /// completion that completes another run never deepens the stack.
     func complete(with result: Result<Value, any Error>, fromBody: Bool = true) {
-        switch withLock({ $0.complete(with: result, fromBody: fromBody) }) {
-        case .deliver(let completion, let result, let notice):
+        let failure: (any Error)?
+        switch result {
+        case .success: failure = nil
+        case .failure(let error): failure = error
+        }
+        switch withLock({ $0.complete(failure: failure, fromBody: fromBody) }) {
+        case .deliver(let erased, let notice):
+            let completion = Completion(erased)
             if let notice {
                 CompletionTrampoline.deliver(result) { result in
                     notice.send()
@@ -115,7 +124,8 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     /// those of every run the cancellation cascades to — iteratively, through the
     /// `CompletionTrampoline`, so that cancelling a deep composition never deepens the stack.
     func cancel() {
-        guard case .cancel(let handlers, let completion, let notice) = withLock({ $0.cancel() }) else { return }
+        guard case .cancel(let handlers, let erased, let notice) = withLock({ $0.cancel() }) else { return }
+        let completion = Completion(erased)
         CompletionTrampoline.cancel {
             for handler in handlers { handler() }
             notice?.send()

@@ -1,0 +1,96 @@
+import Dispatch
+import Testing
+
+@testable import JobKit
+
+/// The run's storage: its erased completion, its start through GCD, and its 4-byte lock.
+@Suite struct RunStorageTests {
+    /// Counts its releases, and calls `onRelease` with the count.
+    private final class Tracked: Sendable {
+        let released: Locked<Int>
+        let onRelease: @Sendable (Int) -> Void
+        init(released: Locked<Int>, onRelease: @escaping @Sendable (Int) -> Void) {
+            self.released = released
+            self.onRelease = onRelease
+        }
+        deinit {
+            onRelease(
+                released.withLock {
+                    $0 += 1; return $0
+                })
+        }
+    }
+
+    #if !canImport(Darwin)
+        /// On Linux runs start through `dispatch_async_f`; this fails loudly if the wrapper's layout
+        /// check ever stops passing (runs would then quietly fall back to blocks).
+        @Test func theCQueueIsReadFromSwiftDispatchQueues() {
+            #expect(DispatchQueueHandle.isVerified)
+            let queue = DispatchQueue(label: "jobkit.tests.handle")
+            #expect(DispatchQueueHandle.handle(of: queue) != nil)
+        }
+    #endif
+
+    @Test func aBodyRunsOnTheQueueItWasPerformedOn() async throws {
+        let key = DispatchSpecificKey<Int>()
+        let queues = (0..<4).map { index in
+            let queue = DispatchQueue(label: "jobkit.tests.queue\(index)")
+            queue.setSpecific(key: key, value: index)
+            return queue
+        }
+        for (index, queue) in queues.enumerated() {
+            let outcome = await Job<Int?> { $0.finish(DispatchQueue.getSpecific(key: key)) }.outcome(on: queue)
+            #expect(try outcome.get() == index)
+        }
+    }
+
+    /// Every kind of completion (a closure, a group slot, a perform handler) keeps what its closure
+    /// holds until the run ends, and releases it exactly once, whether the run finished, failed or was
+    /// cancelled before it started.
+    @Test(.timeLimit(.minutes(1))) func completionsReleaseWhatTheyHoldExactlyOnce() async {
+        let released = Locked(0)
+        let ran = Locked(0)
+        let inactive = DispatchQueue(label: "jobkit.tests.inactive", attributes: .initiallyInactive)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let finished: @Sendable () -> Void = { ran.withLock { $0 += 1 } }
+            let onRelease: @Sendable (Int) -> Void = { count in if count == 3 { done.resume() } }
+            do {
+                let tracked = Tracked(released: released, onRelease: onRelease)
+                Job<Int>.just(1).perform(resultQueue: .global()) { _ in
+                    withExtendedLifetime(tracked) {}
+                    finished()
+                }
+            }
+            do {
+                let tracked = Tracked(released: released, onRelease: onRelease)
+                Job.group([Job<Void>.failure(TestError(id: 1)), .empty]).perform(resultQueue: .global()) { _ in
+                    withExtendedLifetime(tracked) {}
+                    finished()
+                }
+            }
+            do {
+                let tracked = Tracked(released: released, onRelease: onRelease)
+                let handle = Job<Int>.just(3).perform(on: inactive, resultQueue: .global()) { result in
+                    withExtendedLifetime(tracked) {}
+                    finished()
+                }
+                handle.cancel()
+            }
+            inactive.activate()
+        }
+        // The handlers held the last references: each ran once, and was released once after it ran.
+        #expect(ran.current == 3)
+        #expect(released.current == 3)
+    }
+
+    /// Eight threads take one lock a million times in all: no increment may be lost.
+    @Test func theLockKeepsTheStateExactUnderContention() async {
+        let threads = 8
+        let perThread = 125_000
+        let counter = LockedBox.make(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            for _ in 0..<perThread { counter.withLock { $0 += 1 } }
+        }
+        #expect(counter.withLock { $0 } == threads * perThread)
+    }
+}
