@@ -5,16 +5,26 @@ import Testing
 @testable import JobKit
 
 @Suite struct JobTimingTests {
-    /// A job that never completes by itself and records its cancellation.
-    private func hanging(_ cancelled: Locked<Int>) -> Job<Int> {
-        Job { controller in controller.onCancel { cancelled.withLock { $0 += 1 } } }
+    /// A job that never completes by itself and records its cancellation; `started` is signalled once
+    /// its cancel handler is registered.
+    private func hanging(_ cancelled: Locked<Int>, started: DispatchSemaphore? = nil) -> Job<Int> {
+        Job { controller in
+            controller.onCancel { cancelled.withLock { $0 += 1 } }
+            started?.signal()
+        }
     }
 
     @Test func timeoutFailsWithTimedOutAndCancelsTheAttemptInFlight() async {
         let scheduler = TestScheduler()
         let cancelled = Locked(0)
-        let waiter = Task { try await hanging(cancelled).timeout(.seconds(30), scheduler: scheduler).value }
+        let started = DispatchSemaphore(value: 0)
+        let waiter = Task {
+            try await hanging(cancelled, started: started).timeout(.seconds(30), scheduler: scheduler).value
+        }
         await scheduler.waitUntilScheduled()
+        // The attempt must be in flight (its body has run) before the time runs out: a run cancelled
+        // while still pending never runs its body, so it would have no handler to call.
+        await Task.detached { started.wait() }.value
         scheduler.advance(by: .seconds(29))
         #expect(cancelled.current == 0)
         scheduler.advance(by: .seconds(1))
