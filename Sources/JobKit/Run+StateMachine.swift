@@ -148,12 +148,19 @@ struct RunStateMachine {
         }
     }
 
-    // Declared in this order so that the flag fits beside the phase's tag: a smaller run.
-    private(set) var phase: Phase = .pending
-    private var misuseReported = false
-    private var completion: Completion?
-    /// Made on first use (see `RunWatchers`).
-    private var watchers: RunWatchers?
+    /// What changes over a run. A struct of its own: a run's state built from one large struct whose
+    /// mutable fields sit beside its constants was copied (and the copy destroyed) on its way into the
+    /// run's storage — about 120 instructions a run; nested like this, it is built in place.
+    private struct Mutable {
+        // Declared in this order so that the flag fits beside the phase's tag: a smaller run.
+        var phase: Phase = .pending
+        var misuseReported = false
+        var completion: Completion?
+        /// Made on first use (see `RunWatchers`).
+        var watchers: RunWatchers?
+    }
+
+    private var mutable: Mutable
     let trace: TraceContext?
     /// What the run performs (`Job.entry`), and where: set once, read without the lock (they never
     /// change).
@@ -163,8 +170,28 @@ struct RunStateMachine {
     init(entry: @escaping RunEntry, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
         self.entry = entry
         self.queue = queue
-        self.completion = completion
+        self.mutable = Mutable(completion: completion)
         self.trace = trace
+    }
+
+    private(set) var phase: Phase {
+        @inline(__always) get { mutable.phase }
+        @inline(__always) set { mutable.phase = newValue }
+    }
+
+    private var misuseReported: Bool {
+        @inline(__always) get { mutable.misuseReported }
+        @inline(__always) set { mutable.misuseReported = newValue }
+    }
+
+    private var completion: Completion? {
+        @inline(__always) get { mutable.completion }
+        @inline(__always) set { mutable.completion = newValue }
+    }
+
+    private var watchers: RunWatchers? {
+        @inline(__always) get { mutable.watchers }
+        @inline(__always) set { mutable.watchers = newValue }
     }
 
     private mutating func makeWatchers() -> RunWatchers {
