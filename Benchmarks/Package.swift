@@ -24,11 +24,12 @@ let package = Package(
             path: "Benchmarks/JobKitBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // One workload per run, for `instructions.sh` to count with callgrind.
+        // One workload per run, for `instructions.sh` and `pending-memory.sh` to measure. Not under
+        // Benchmarks/: the benchmark plugin runs every executable there as a benchmark.
         .executableTarget(
             name: "JobKitInstructions",
             dependencies: [.product(name: "JobKit", package: jobKitPackage), "SeedDesign"],
-            path: "Benchmarks/JobKitInstructions"
+            path: "Instructions/JobKitInstructions"
         ),
         // The seed articles' `Task` design, ported as the reference every benchmark compares against.
         .target(name: "SeedDesign", path: "Benchmarks/SeedDesign"),
