@@ -511,12 +511,14 @@ struct DownloadManagerStateMachine<Handle> {
             case .failed, .cancelled: continue
             default: break
             }
-            totals.received += item.progress.received
+            // `received` and `expected` add up the same items, so that one never outgrows the other.
             if let expected = item.progress.expected {
+                totals.received += item.progress.received
                 totals.expected += expected
                 if item.state.isActive { left += max(expected - item.progress.received, 0) }
-            } else if item.state.isActive {
-                totals.itemsOfUnknownLength += 1
+            } else {
+                totals.receivedOfUnknownLength += item.progress.received
+                if item.state.isActive { totals.itemsOfUnknownLength += 1 }
             }
         }
         totals.bytesPerSecond = totalMeter.rate(totalTransferred, at: now)

@@ -367,6 +367,25 @@ import Testing
         #expect(known.secondsRemaining.map { abs($0 - 100 / known.bytesPerSecond) < 0.001 } == true)
     }
 
+    @Test func bytesOfUnknownLengthNeverMakeTheTotalPassItsLength() throws {
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("known"), request("unknown")], to: &machine)
+        _ = machine.began(ids[0], token: actions.starts[0].token, offset: 0, total: 100, now: 1)
+        _ = machine.received(ids[0], token: actions.starts[0].token, count: 40, now: 1)
+        // A server that sends no length: its bytes are counted apart.
+        _ = machine.began(ids[1], token: actions.starts[1].token, offset: 0, total: nil, now: 1)
+        _ = machine.received(ids[1], token: actions.starts[1].token, count: 5_000, now: 1)
+
+        let totals = machine.summary(now: 2).totals
+
+        #expect(totals.received == 40)
+        #expect(totals.expected == 100)
+        #expect(totals.fraction == 0.4)
+        #expect(totals.receivedOfUnknownLength == 5_000)
+        #expect(totals.itemsOfUnknownLength == 1)
+        #expect(totals.secondsRemaining == nil)
+    }
+
     @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
