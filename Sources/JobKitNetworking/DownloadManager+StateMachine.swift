@@ -588,7 +588,10 @@ struct DownloadManagerStateMachine<Handle> {
             guard let entry = entries[id] else { return nil }
             let status: DownloadJournal.Entry.Status
             switch entry.phase {
-            case .pending, .running: status = .pending
+            case .pending, .running:
+                // A run that recorded `finishing` may have renamed its `.part` already: a compacted
+                // journal keeps that, so that the next manager finds the file done (not fetched again).
+                status = entry.finishingSize.map { .finishing(size: $0) } ?? .pending
             case .suspended: status = .suspended
             case .cancelled: status = .cancelled
             case .failed(let failure): status = .failed(failure)
