@@ -66,6 +66,9 @@ struct DownloadManagerStateMachine<Handle> {
         /// Files to unlink: `.part`s and `.part.meta`s of the manager's items, or a completed file
         /// removed with `deletingFile`.
         var unlinks: [String] = []
+        /// The names these unlinks clean: nothing of those names starts until `cleaned` is told,
+        /// once the unlinks are done (an item of the name may be waiting for them).
+        var cleaning: [String] = []
         var wake: Wake?
         /// Journal records are waiting to be written.
         var writesJournal = false
@@ -83,6 +86,7 @@ struct DownloadManagerStateMachine<Handle> {
             starts += other.starts
             cancels += other.cancels
             unlinks += other.unlinks
+            cleaning += other.cleaning
             wake(other.wake)
             writesJournal = writesJournal || other.writesJournal
             syncsJournal = syncsJournal || other.syncsJournal
@@ -114,8 +118,11 @@ struct DownloadManagerStateMachine<Handle> {
     private var runningByHost: [String: Int] = [:]
     private(set) var runningCount = 0
     private(set) var pendingCount = 0
-    /// The `.part`s to remove when the (cancelled) run with this token reports its end.
-    private var unlinkWhenEnded: [UInt64: (name: String, paths: [String])] = [:]
+    /// What to do when a run that is no longer current reports its end, by its token.
+    private var afterEnd: [UInt64: AfterEnd] = [:]
+    /// Names whose files are being unlinked, with how many unlinks are under way: nothing of the
+    /// name starts until they are done, so that none removes a new run's `.part` or file.
+    private var cleaning: [String: Int] = [:]
     private var totalTransferred: Int64 = 0
     private var totalMeter: SpeedMeter
     /// An item became pending since the last drain: the next drain sends `allFinished`.
@@ -316,7 +323,7 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Run `token` ended.
     mutating func runEnded(_ id: ItemID, token: UInt64, _ outcome: Outcome, now: UInt64) -> Actions {
-        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token) }
+        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token, outcome) }
         var actions = Actions()
         switch outcome {
         case .completed:
@@ -331,7 +338,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.merge(transition(id, to: .failed(failure), now: now))
             record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
-            if failure.kind == .checksumMismatch { actions.unlinks += partFiles(of: entry) }
+            if failure.kind == .checksumMismatch { clean(entry.name, partFiles(of: entry), into: &actions) }
         case .cancelled:
             let failure = Failure(kind: .other, message: "the download of \(entry.url.absoluteString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
@@ -353,6 +360,8 @@ struct DownloadManagerStateMachine<Handle> {
         case .pending, .running: break
         default: return Actions()
         }
+        // Too late: its file is complete and taking its name; it ends completed.
+        guard !isFinalizing(entry) else { return Actions() }
         var actions = transition(id, to: .suspended, now: now)
         record(.state(id.rawValue, .suspended))
         actions.writesJournal = true
@@ -378,10 +387,12 @@ struct DownloadManagerStateMachine<Handle> {
         case .completed, .cancelled: return Actions()
         default: break
         }
+        // Too late: its file is complete and taking its name; it ends completed.
+        guard !isFinalizing(entry) else { return Actions() }
         entries[id]?.received = 0
         entries[id]?.expected = nil
         var actions = transition(id, to: .cancelled, now: now)
-        actions.unlinks += partFiles(of: entry)
+        clean(entry.name, partFiles(of: entry), into: &actions)
         unlinkPartWhenEnded(entry)
         record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
@@ -397,14 +408,21 @@ struct DownloadManagerStateMachine<Handle> {
         guard !isClosed else { throw .closed }
         let removed = item(id, now: now)
         var actions = Actions()
-        if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
-        leave(entry)
-        unlinkPartWhenEnded(entry)
-        if case .completed = entry.phase {
-            if deletingFile, entry.ownsFile { actions.unlinks.append(file(of: entry)) }
+        if case .running(let run) = entry.phase, isFinalizing(entry) {
+            // Its file is complete and taking its name: the run is left to end, and then the file is
+            // treated as a completed item's (removed when `deletingFile`). The name waits till then.
+            afterEnd[run.token] = .removedWhileFinalizing(name: entry.name, deletingFile: deletingFile)
+            cleaning[entry.name, default: 0] += 1
         } else {
-            actions.unlinks += partFiles(of: entry)
+            if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
+            unlinkPartWhenEnded(entry)
+            if case .completed = entry.phase {
+                if deletingFile, entry.ownsFile { clean(entry.name, [file(of: entry)], into: &actions) }
+            } else {
+                clean(entry.name, partFiles(of: entry), into: &actions)
+            }
         }
+        leave(entry)
         entries[id] = nil
         names[entry.name] = nil
         order.removeAll { $0 == id }
@@ -415,6 +433,20 @@ struct DownloadManagerStateMachine<Handle> {
         actions.merge(checkDrain(now: now))
         return actions
     }
+
+    /// The unlinks of `names` (an `Actions.cleaning`) are done: what waited for them may start.
+    mutating func cleaned(_ names: [String], now: UInt64) -> Actions {
+        for name in names {
+            guard let count = cleaning[name] else { continue }
+            cleaning[name] = count > 1 ? count - 1 : nil
+        }
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Whether the files of `name` are being unlinked.
+    func isCleaning(_ name: String) -> Bool { cleaning[name] != nil }
 
     /// Every item's id, in the order added.
     var ids: [ItemID] { order }
@@ -640,21 +672,58 @@ struct DownloadManagerStateMachine<Handle> {
 
     // MARK: Internals
 
+    /// What a run that is no longer current leaves to do when it reports its end.
+    private enum AfterEnd {
+        /// Its item was cancelled or removed: remove its `.part`, unless an item of the name runs
+        /// again (its run owns the `.part` then).
+        case removePart(name: String, paths: [String])
+        /// Its item was removed as its file took the name (the name is marked cleaning until this
+        /// is done): the file is a completed item's then, removed only when `deletingFile`; a run
+        /// that did not get there leaves its `.part`, which nobody owns any more.
+        case removedWhileFinalizing(name: String, deletingFile: Bool)
+    }
+
     /// The `.part` of a cancelled or removed item is removed at once, and again when its run
     /// reports its end: a run that was starting as it was cancelled may have made it meanwhile.
     private mutating func unlinkPartWhenEnded(_ entry: Entry) {
         guard case .running(let run) = entry.phase else { return }
-        unlinkWhenEnded[run.token] = (entry.name, partFiles(of: entry))
+        afterEnd[run.token] = .removePart(name: entry.name, paths: partFiles(of: entry))
     }
 
-    /// A run that is no longer current ended: removes what its item's cancellation left, unless an
-    /// item of that name runs again (its run owns the `.part` now).
-    private mutating func staleRunEnded(_ token: UInt64) -> Actions {
+    /// A run that is no longer current ended: removes what its item's cancellation or removal left.
+    private mutating func staleRunEnded(_ token: UInt64, _ outcome: Outcome) -> Actions {
         var actions = Actions()
-        guard let (name, paths) = unlinkWhenEnded.removeValue(forKey: token) else { return actions }
-        if let id = names[name], case .running = entries[id]?.phase { return actions }
-        actions.unlinks = paths
+        switch afterEnd.removeValue(forKey: token) {
+        case nil:
+            break
+        case .removePart(let name, let paths):
+            if let id = names[name], case .running = entries[id]?.phase { break }
+            clean(name, paths, into: &actions)
+        case .removedWhileFinalizing(let name, let deletingFile):
+            let path = file(named: name).path
+            if case .completed = outcome {
+                if deletingFile { actions.unlinks.append(path) }
+            } else {
+                actions.unlinks += [path + ".part", path + ".part.meta"]
+            }
+            // The mark was taken by `remove`: it is released once these unlinks are done.
+            actions.cleaning.append(name)
+        }
         return actions
+    }
+
+    /// Unlinks `paths` of `name` after the lock, marking the name until `cleaned` is told.
+    private mutating func clean(_ name: String, _ paths: [String], into actions: inout Actions) {
+        actions.unlinks += paths
+        actions.cleaning.append(name)
+        cleaning[name, default: 0] += 1
+    }
+
+    /// Whether the item's run recorded `finishing`: its `.part` is complete and is being (or was)
+    /// renamed to the name, which no cancel or suspend undoes.
+    private func isFinalizing(_ entry: Entry) -> Bool {
+        guard case .running = entry.phase else { return false }
+        return entry.finishingSize != nil
     }
 
     /// Whether run `token` is the one item `id` is running.
@@ -763,6 +832,8 @@ struct DownloadManagerStateMachine<Handle> {
                 queues[host] = nil
                 continue
             }
+            // Its files are being unlinked: the host waits for that (a moment), keeping its order.
+            if let name = entries[head.id]?.name, cleaning[name] != nil { continue }
             if best == nil || head.ticket < best!.ticket { best = (host, head.ticket) }
         }
         guard let best else { return nil }

@@ -24,6 +24,8 @@ extension DownloadManager {
         public var client: TransferClient?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
+        /// Where tests act in the middle of the manager's work.
+        var testHooks = TestHooks()
 
         /// A configuration; every parameter has the default its property describes.
         public init(

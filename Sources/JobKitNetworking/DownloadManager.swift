@@ -37,7 +37,9 @@ import JobKit
 ///
 /// **Files.** The manager removes only what it made: an item's `.part` and `.part.meta` (when it is
 /// cancelled or removed, or its checksum did not match), and a file it downloaded when
-/// `remove(_:deletingFile:)` asks. A directory where the file should go fails that item only (and
+/// `remove(_:deletingFile:)` asks. Nothing of a name starts while files of that name are being
+/// removed, so a removal never takes a resumed or re-added item's new `.part`. Once an item's
+/// complete `.part` is taking its name, `cancel` and `suspend` are too late (it ends completed). A directory where the file should go fails that item only (and
 /// stays); so does a file the manager did not download.
 ///
 /// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
@@ -187,7 +189,8 @@ public final class DownloadManager: Sendable {
     // MARK: Controls
 
     /// Suspends a pending or running item: it stops, keeping its `.part`, until `resume`. Does
-    /// nothing for an item in another state.
+    /// nothing for an item in another state, or one whose complete `.part` is already taking its
+    /// name (that item ends completed).
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func suspend(_ id: ItemID) throws(DownloadManagerError) {
@@ -203,7 +206,9 @@ public final class DownloadManager: Sendable {
     }
 
     /// Cancels an item that is not completed: it stops and its `.part` is removed; it stays in the
-    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item.
+    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item, nor for one
+    /// whose complete (and verified) `.part` is already taking its name: the cancel is too late, and
+    /// the item ends completed with its file, as if it had arrived a moment earlier.
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func cancel(_ id: ItemID) throws(DownloadManagerError) {
@@ -212,7 +217,12 @@ public final class DownloadManager: Sendable {
 
     /// Removes an item from the manager (and its journal): a running one stops, and its `.part` is
     /// removed. A completed item's file stays, unless `deletingFile` is true (then it is removed if
-    /// the manager downloaded it). Its name is free again.
+    /// the manager downloaded it). Its name is free again: an item added under it starts once the
+    /// removed item's files are gone.
+    ///
+    /// An item whose complete `.part` is already taking its name is not stopped: it is removed
+    /// from the list at once, and its file is then treated as a completed item's (removed only
+    /// when `deletingFile` is true).
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
@@ -348,7 +358,12 @@ public final class DownloadManager: Sendable {
     /// Carries out what a transition asked, with no lock held.
     private func perform(_ actions: Machine.Actions) {
         for handle in actions.cancels { handle.cancel() }
+        if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
         for path in actions.unlinks { unlink(path) }
+        // What waited for these unlinks (a resumed or re-added item of the name) may start now.
+        if !actions.cleaning.isEmpty {
+            perform(state.withLock { $0.cleaned(actions.cleaning, now: Self.now()) })
+        }
         for start in actions.starts { launch(start) }
         if actions.writesJournal { writeJournal() }
         if actions.syncsJournal { syncJournalSoon() }
@@ -413,6 +428,7 @@ public final class DownloadManager: Sendable {
             throw JobError.cancelled
         }
         writeJournal()
+        configuration.testHooks.afterFinishing(start.id)
     }
 
     private func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {

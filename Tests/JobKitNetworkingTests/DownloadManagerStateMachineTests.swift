@@ -128,11 +128,14 @@ import Testing
         let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 2)
         #expect(ended.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"], "again, once it ended")
         #expect(machine.runEnded(ids[0], token: token, .cancelled, now: 3).unlinks.isEmpty, "only once")
+        // The manager reports the unlinks done.
+        _ = machine.cleaned(cancelled.cleaning + ended.cleaning, now: 3)
 
         // Running again before the cancelled run reported its end: the new run owns the .part.
         _ = try machine.resume(ids[0], now: 4)
         let restart = try machine.cancel(ids[0], now: 5)
         #expect(restart.unlinks.count == 2)
+        _ = machine.cleaned(restart.cleaning, now: 5)
         let again = try machine.resume(ids[0], now: 6)
         #expect(again.starts.count == 1)
         let late = machine.runEnded(ids[0], token: again.starts[0].token - 1, .cancelled, now: 7)
