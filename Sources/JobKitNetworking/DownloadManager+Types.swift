@@ -24,6 +24,13 @@ extension DownloadManager {
         public var client: TransferClient?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
+        /// What a completed file and the journal survive. `.process` (default): the process being
+        /// killed or crashing at any moment — no completed file is lost or fetched again, partial
+        /// ones resume — with no `fsync` at all (as curl and aria2c). `.system`: also a power loss
+        /// or an operating-system crash — each file is synced before it takes its name and its
+        /// folder after, and the journal after each add and before each file takes its name (a few
+        /// milliseconds per file). See `Durability`.
+        public var durability: Durability
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 
@@ -31,7 +38,8 @@ extension DownloadManager {
         public init(
             maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
             resultQueue: DispatchQueue = .main, progressInterval: Duration = .milliseconds(100),
-            speedWindow: Duration = .seconds(5), client: TransferClient? = nil, queue: DispatchQueue = .global()
+            speedWindow: Duration = .seconds(5), client: TransferClient? = nil, queue: DispatchQueue = .global(),
+            durability: Durability = .process
         ) {
             self.maxConcurrent = maxConcurrent
             self.maxPerHost = maxPerHost
@@ -41,6 +49,7 @@ extension DownloadManager {
             self.speedWindow = speedWindow
             self.client = client
             self.queue = queue
+            self.durability = durability
         }
     }
 

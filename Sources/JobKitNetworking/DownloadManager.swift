@@ -28,7 +28,7 @@ import JobKit
 /// ```
 ///
 /// **Items.** Each item is a URL downloaded to `directory/name` through `Job<URL>.download` (a
-/// `.part` beside it, validated resume, sync and atomic rename), retried on transient failures
+/// `.part` beside it, validated resume, atomic rename), retried on transient failures
 /// (`Configuration.retry`). At most `maxConcurrent` run at once, and at most `maxPerHost` to one
 /// host; pending items start in the order they were added (or resumed). `suspend`, `resume`,
 /// `cancel` and `remove` act on one item, the `…All` forms on every item. A name is one plain file
@@ -50,11 +50,15 @@ import JobKit
 /// a missing one is fetched again; pending, running and suspended items come back as pending (or
 /// suspended), and a partial `.part` resumes through the validated resume.
 ///
+/// **Durability.** `Configuration.durability`: `.process` (the default) survives the process being
+/// killed or crashing at any moment, with no `fsync`; `.system` also survives a power loss or an
+/// operating-system crash, syncing each file, its folder and the journal (see `Durability`).
+///
 /// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
-/// the network or the result queue. `add` writes and syncs the journal before it returns (a few
-/// milliseconds: add many at once with `add(contentsOf:)`); the other controls write a line without
-/// syncing. `onUpdate` runs on `Configuration.resultQueue`, one call at a time (even on a concurrent
-/// queue), never with a lock of the manager held. At most one delivery waits on the result queue:
+/// the network or the result queue. `add` writes the journal before it returns (and syncs it with
+/// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
+/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
+/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one delivery waits on the result queue:
 /// a busy queue gets one update with every event since the last one (events are never dropped) and
 /// the newest snapshot; progress alone is delivered at most once per `progressInterval`.
 ///
@@ -99,7 +103,7 @@ public final class DownloadManager: Sendable {
         client =
             configuration.client
             ?? TransferClient(maxConnectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
-        let (file, data) = try JournalFile.open(directory: directory)
+        let (file, data) = try JournalFile.open(directory: directory, durability: configuration.durability)
         var contents: DownloadJournal.Contents
         do {
             contents = try DownloadJournal.parse(data)
@@ -151,7 +155,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Adds downloads, all or none: every request is checked first, then all are recorded in the
-    /// journal with one sync, and they start as slots free up.
+    /// journal with one write (and one sync, with `.system` durability), and they start as slots
+    /// free up.
     ///
     /// A request with the URL, name and checksum of an item the manager already has is that item:
     /// its id is returned, and a failed or cancelled one is queued again (a completed one is not
@@ -399,7 +404,9 @@ public final class DownloadManager: Sendable {
                 }
             },
             beforeFinalize: { [self] path, length in try finalizing(start, part: path, length: length) })
-        var job = Job<URL>.download(from: start.url, to: file, client: client, blindResume: false, hooks: hooks)
+        var job = Job<URL>.download(
+            from: start.url, to: file, client: client, blindResume: false, durability: configuration.durability,
+            hooks: hooks)
         let retry = configuration.retry
         if retry.attempts > 1 {
             job = job.retryingTransientFailures(
@@ -428,6 +435,10 @@ public final class DownloadManager: Sendable {
             throw JobError.cancelled
         }
         writeJournal()
+        if configuration.durability == .system {
+            // The record is on disk before the rename: after a power loss the file is the manager's.
+            journal.withLock { box in try? box.file?.sync() }
+        }
         configuration.testHooks.afterFinishing(start.id)
     }
 
@@ -482,11 +493,13 @@ public final class DownloadManager: Sendable {
     /// How long a requested sync of the journal waits for more completions to share it.
     static let syncDelay = DispatchTimeInterval.milliseconds(50)
 
-    /// Syncs the journal to disk in the background, at most `syncDelay` later; requests that arrive
-    /// before the sync starts share it (200 small files completing in under a second cost a dozen
-    /// syncs, not 200). A process killed meanwhile loses nothing: the lines are written already;
-    /// only a power loss could lose them, and then the file's rename with them.
+    /// With `.system` durability, syncs the journal to disk in the background, at most `syncDelay`
+    /// later; requests that arrive before the sync starts share it (200 small files completing in
+    /// under a second cost a dozen syncs, not 200). A process killed meanwhile loses nothing: the
+    /// lines are written already; a power loss could lose a `done`, but not the synced `finishing`
+    /// before it, which restores the item as completed. With `.process` nothing is synced.
     private func syncJournalSoon() {
+        guard configuration.durability == .system else { return }
         let queue = syncQueued.withLock { queued -> Bool in
             defer { queued = true }
             return !queued
