@@ -1,4 +1,5 @@
 import Foundation
+import JobKit
 
 /// The state of a `DownloadManager` as a value: its items, its slots, its journal records waiting to
 /// be written and its deliveries waiting for the result queue. Every transition returns what to do
@@ -114,7 +115,7 @@ struct DownloadManagerStateMachine<Handle> {
     private var nextTicket: UInt64 = 0
     private var nextToken: UInt64 = 0
     /// Pending items per host, in ticket order; stale slots are dropped when they reach the front.
-    private var queues: [String: FIFO<(id: ItemID, ticket: UInt64)>] = [:]
+    private var queues: [String: Deque<(id: ItemID, ticket: UInt64)>] = [:]
     private var runningByHost: [String: Int] = [:]
     private(set) var runningCount = 0
     private(set) var pendingCount = 0
@@ -778,7 +779,7 @@ struct DownloadManagerStateMachine<Handle> {
         guard let entry = entries[id] else { return }
         nextTicket += 1
         entries[id]?.phase = .pending(ticket: nextTicket)
-        queues[entry.host, default: FIFO()].append((id, nextTicket))
+        queues[entry.host, default: Deque()].append((id, nextTicket))
         pendingCount += 1
         hasActivity = true
     }
@@ -907,7 +908,6 @@ extension DownloadManagerStateMachine: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Entry: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Phase: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Run: Sendable where Handle: Sendable {}
-extension FIFO: Sendable where Element: Sendable {}
 
 /// When the result queue should be woken for a delivery.
 enum DeliveryWake: Equatable {
@@ -986,31 +986,6 @@ struct Outbox {
         }
         if progressChanged { return scheduleLater(now: now, interval: interval) }
         return nil
-    }
-}
-
-/// A first-in, first-out list with O(1) amortized append and removal at the front.
-struct FIFO<Element> {
-    private var storage: [Element] = []
-    private var head = 0
-
-    var first: Element? { head < storage.count ? storage[head] : nil }
-    var count: Int { storage.count - head }
-
-    mutating func append(_ element: Element) { storage.append(element) }
-
-    mutating func popFirst() -> Element? {
-        guard head < storage.count else { return nil }
-        let element = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
-        return element
     }
 }
 
