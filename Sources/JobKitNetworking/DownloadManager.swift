@@ -62,6 +62,8 @@ import JobKit
 /// a busy queue gets one update with every event since the last one (events are never dropped) and
 /// the newest snapshot; progress alone is delivered at most once per `progressInterval`.
 ///
+/// Its facets are in `DownloadManager+*.swift` (delivering, the journal, restoring).
+///
 /// The manager is retained by its running downloads; `close()` stops them and releases the
 /// directory. A manager that is simply released finishes its running downloads first.
 public final class DownloadManager: Sendable {
@@ -72,14 +74,14 @@ public final class DownloadManager: Sendable {
     /// The journal's file.
     public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
 
-    private let client: TransferClient
-    private let onUpdate: @Sendable (Update) -> Void
-    private let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
+    let client: TransferClient
+    let onUpdate: @Sendable (Update) -> Void
+    let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
-    private let journal: LockedBox<JournalBox>
+    let journal: LockedBox<JournalBox>
     /// A sync of the journal is queued and has not started.
-    private let syncQueued = LockedBox<Bool>.make(false)
-    private let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+    let syncQueued = LockedBox<Bool>.make(false)
+    let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
     /// the pending ones.
@@ -450,112 +452,6 @@ public final class DownloadManager: Sendable {
         case .failure(let error): outcome = .failed(Failure(error))
         }
         perform(state.withLock { $0.runEnded(start.id, token: start.token, outcome, now: Self.now()) })
-    }
-
-    // MARK: Delivering
-
-    private func schedule(_ wake: DeliveryWake?) {
-        guard let wake else { return }
-        switch wake {
-        case .now:
-            configuration.resultQueue.async { [self] in deliver(wake) }
-        case .later(_, let delay):
-            let deadline = DispatchTime.now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))
-            configuration.resultQueue.asyncAfter(deadline: deadline) { [self] in deliver(wake) }
-        }
-    }
-
-    private func deliver(_ wake: DeliveryWake) {
-        guard let update = state.withLock({ $0.beginDelivery(wake, now: Self.now()) }) else { return }
-        onUpdate(update)
-        schedule(state.withLock { $0.endDelivery(now: Self.now()) })
-    }
-
-    // MARK: Journal
-
-    /// Writes the records waiting in the state machine, in order.
-    private func writeJournal() {
-        journal.withLock { box in
-            guard let file = box.file, let write = state.withLock({ $0.takeJournal() }) else { return }
-            // A journal that cannot be written (a full disk) does not stop the downloads; the next
-            // manager rewrites it from what it holds.
-            try? Self.apply(write, to: file)
-        }
-    }
-
-    private static func apply(_ write: Machine.JournalWrite, to file: JournalFile) throws(DownloadManagerError) {
-        switch write {
-        case .append(let records): try file.append(DownloadJournal.encode(records))
-        case .rewrite(let header, let records): try file.replace(with: DownloadJournal.encode(header: header, records))
-        }
-    }
-
-    /// How long a requested sync of the journal waits for more completions to share it.
-    static let syncDelay = DispatchTimeInterval.milliseconds(50)
-
-    /// With `.system` durability, syncs the journal to disk in the background, at most `syncDelay`
-    /// later; requests that arrive before the sync starts share it (200 small files completing in
-    /// under a second cost a dozen syncs, not 200). A process killed meanwhile loses nothing: the
-    /// lines are written already; a power loss could lose a `done`, but not the synced `finishing`
-    /// before it, which restores the item as completed. With `.process` nothing is synced.
-    private func syncJournalSoon() {
-        guard configuration.durability == .system else { return }
-        let queue = syncQueued.withLock { queued -> Bool in
-            defer { queued = true }
-            return !queued
-        }
-        guard queue else { return }
-        syncQueue.asyncAfter(deadline: .now() + Self.syncDelay) { [self] in
-            syncQueued.withLock { $0 = false }
-            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
-            // and keep the directory locked past `close()` while the sync runs.
-            guard let path = journal.withLock({ $0.file?.path }) else { return }
-            JournalFile.sync(path: path)
-        }
-    }
-
-    // MARK: Restoring
-
-    /// What is at a path.
-    enum FileFacts: Equatable {
-        case missing
-        case directory
-        /// A file (or anything else that is not a directory: a link, a socket) of this size.
-        case file(size: Int64)
-    }
-
-    static func facts(at path: String) -> FileFacts {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
-        if info.st_mode & S_IFMT == S_IFDIR { return .directory }
-        return .file(size: Int64(info.st_size))
-    }
-
-    /// What a journal entry's status becomes, given what is on disk now.
-    static func restoredStatus(_ entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
-        -> DownloadJournal.Entry.Status
-    {
-        switch entry.status {
-        case .completed(let size):
-            switch file {
-            case .file(let found) where found == size: return .completed(size: size)
-            case .missing, .directory: return .pending
-            case .file(let found):
-                return .failed(
-                    Failure(
-                        kind: .fileInTheWay,
-                        message:
-                            "\(entry.name) has \(found) bytes, not the \(size) it had when downloaded: it changed, "
-                            + "and is left as it is"))
-            }
-        case .finishing(let size):
-            // Killed between the journal's `finishing` and `done`: the rename happened when the
-            // file has the size and no `.part` is left.
-            if case .file(let found) = file, found == size, !partExists { return .completed(size: size) }
-            return .pending
-        default:
-            return entry.status
-        }
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
