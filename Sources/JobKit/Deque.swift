@@ -1,16 +1,26 @@
 /// A first-in, first-out buffer with amortized O(1) append and removal at the front: the core's
-/// own, so that it needs no package beyond the toolchain.
-struct Deque<Element> {
+/// own, so that it needs no package beyond the toolchain. Shared with the package's other modules
+/// (`package`), not public.
+package struct Deque<Element> {
     private var storage: [Element] = []
     private var head = 0
 
-    var count: Int { storage.count - head }
+    /// An empty deque.
+    package init() {}
 
-    mutating func append(_ element: Element) {
+    /// How many elements it holds.
+    package var count: Int { storage.count - head }
+
+    /// The element `popFirst` would return, if any.
+    package var first: Element? { head < storage.count ? storage[head] : nil }
+
+    /// Adds `element` at the back.
+    package mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    mutating func popFirst() -> Element? {
+    /// Removes and returns the front element, if any.
+    package mutating func popFirst() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
         head += 1
@@ -26,7 +36,7 @@ struct Deque<Element> {
     }
 
     /// The elements, first to last.
-    var elements: ArraySlice<Element> { storage[head...] }
+    package var elements: ArraySlice<Element> { storage[head...] }
 }
 
 extension Deque: Sendable where Element: Sendable {}

@@ -36,6 +36,13 @@ struct DownloadCommand: AsyncParsableCommand {
         help: ArgumentHelp("Save the files into this folder (created if missing).", valueName: "dir"))
     var output = "."
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also survive a power loss or an OS crash: flush each file to disk before it takes its name, its "
+                + "folder after, and the journal (a few milliseconds a file). Without it, files and the journal "
+                + "survive the command being killed or crashing at any moment, but are not flushed (as curl, aria2c)."))
+    var fsync = false
+
     @OptionGroup var transfer: TransferOptions
 
     func validate() throws {
@@ -65,7 +72,8 @@ struct DownloadCommand: AsyncParsableCommand {
             throw CommandLineError.usage(CommandLineError.describe(error))
         }
         let exit = await DownloadSession.run(
-            plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer)
+            plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer,
+            durability: fsync ? .system : .process)
         if exit != .success { throw exit }
     }
 }

@@ -9,14 +9,16 @@ import JobKitNetworking
 /// Runs on the main actor, which is the main queue the manager delivers its updates on.
 @MainActor
 enum DownloadSession {
-    /// Downloads `plan` into `folder`; returns the exit code.
-    static func run(_ plan: DownloadPlan, into folder: URL, options: TransferOptions) async -> ExitCode {
+    /// Downloads `plan` into `folder`, as durable as `durability` says; returns the exit code.
+    static func run(
+        _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process
+    ) async -> ExitCode {
         StandardOutput.makeLineBuffered()
         let display = TransferDisplay.standard(json: options.json, quiet: options.quiet)
         let started = DispatchTime.now()
         let configuration = DownloadManager.Configuration(
             maxConcurrent: options.maxConcurrent,
-            retry: DownloadManager.RetryPolicy(attempts: options.retry + 1))
+            retry: DownloadManager.RetryPolicy(attempts: options.retry + 1), durability: durability)
         let view = DownloadView(display: display)
         let manager: DownloadManager
         do {

@@ -157,18 +157,23 @@ final class PartFile: Sendable {
         }
     }
 
-    /// Flushes the `.part` to disk and renames it over the destination in one atomic step; then
-    /// forgets its metadata. Never removes the destination first: a directory there makes the rename
-    /// fail and stays as it was.
-    func finalize() throws(DownloadError) {
+    /// Renames the `.part` over the destination in one atomic step; then forgets its metadata.
+    /// With `.system` durability the `.part` is flushed to disk first and the folder after. Never
+    /// removes the destination first: a directory there makes the rename fail and stays as it was.
+    func finalize(_ durability: Durability) throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
-            guard fsync(descriptor) == 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
+            if durability == .system, !DiskSync.sync(descriptor, path: part) {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
             var info = stat()
             if stat(destination, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
                 throw DownloadError(kind: .destinationIsDirectory, path: destination)
             }
             guard rename(part, destination) == 0 else {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: destination)
+            }
+            if durability == .system {
+                JournalFile.syncFolder(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
             }
             unlink(metadataPath)
         }

@@ -22,13 +22,14 @@ import JobKit
 ///     {"op":"done","id":1,"size":1048576}                        the file is complete under its name
 ///     {"op":"remove","id":1}
 ///
-/// Records only ever append, one `write` each; `add` and `done` are synced to disk (adds before
-/// `add` returns, completions grouped in the background), the rest ride along. A line that does not
-/// decode (the torn last line of a process killed mid-write) is ignored. A first line that is not a
-/// header, or a header of another format or a newer version, makes the journal unreadable: it is
-/// left as it is. Opening rewrites the journal from what it says (compaction, also done once more
-/// records were appended than it had then, and at least 1,024): to a temporary file, synced,
-/// renamed over it, the folder synced.
+/// Records only ever append, one `write` each: a killed process loses none it wrote. With `.system`
+/// durability `add` and `finishing` are synced to disk (adds before `add` returns, `finishing`
+/// before the file is renamed) and `done` grouped in the background; the rest ride along. A line
+/// that does not decode (the torn last line of a process killed mid-write) is ignored. A first line
+/// that is not a header, or a header of another format or a newer version, makes the journal
+/// unreadable: it is left as it is. Opening rewrites the journal from what it says (compaction,
+/// also done once more records were appended than it had then, and at least 1,024): to a temporary
+/// file, renamed over it (with `.system`, the file synced before and the folder after).
 enum DownloadJournal {
     static let fileName = ".jobkit-downloads.journal"
     static let formatName = "jobkit-downloads"
@@ -260,14 +261,17 @@ enum DownloadJournal {
 final class JournalFile {
     let path: String
     let directory: String
+    /// `.system`: `sync` and `replace` flush to disk; `.process`: they do not.
+    let durability: Durability
     private(set) var descriptor: Int32
 
     /// The journal's length in bytes, as this process wrote it.
     private var length: Int64 = 0
 
-    private init(path: String, directory: String, descriptor: Int32) {
+    private init(path: String, directory: String, durability: Durability, descriptor: Int32) {
         self.path = path
         self.directory = directory
+        self.durability = durability
         self.descriptor = descriptor
     }
 
@@ -279,7 +283,9 @@ final class JournalFile {
     ///
     /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
     ///   the directory or the journal cannot be made, opened or read.
-    static func open(directory: URL) throws(DownloadManagerError) -> (JournalFile, Data) {
+    static func open(
+        directory: URL, durability: Durability = .process
+    ) throws(DownloadManagerError) -> (JournalFile, Data) {
         let folder = directory.standardizedFileURL.path
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -319,7 +325,7 @@ final class JournalFile {
                 if renamedAway > 16 { throw .directoryInUse(folder) }
                 continue
             }
-            let file = JournalFile(path: path, directory: folder, descriptor: descriptor)
+            let file = JournalFile(path: path, directory: folder, durability: durability, descriptor: descriptor)
             return (file, try file.readAll())
         }
     }
@@ -360,10 +366,11 @@ final class JournalFile {
         length += Int64(data.count)
     }
 
-    /// Flushes the journal to disk.
+    /// Flushes the journal to disk (with `.system` durability; else does nothing).
     func sync() throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
-        guard fsync(descriptor) == 0 else {
+        guard durability == .system else { return }
+        guard DiskSync.sync(descriptor, path: path) else {
             throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(Self.errorText(errno))")
         }
     }
@@ -373,12 +380,13 @@ final class JournalFile {
     static func sync(path: String) {
         let file = systemOpen(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
         guard file >= 0 else { return }
-        _ = fsync(file)
+        _ = DiskSync.sync(file, path: path)
         _ = systemClose(file)
     }
 
-    /// Replaces the journal with `data`: written to a temporary file that is locked first, synced,
-    /// renamed over the journal, and the folder synced. The old file's descriptor is closed.
+    /// Replaces the journal with `data`: written to a temporary file that is locked first, renamed
+    /// over the journal (with `.system` durability: synced before, and the folder synced after). The
+    /// old file's descriptor is closed.
     func replace(with data: Data) throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
         let temporary = path + ".tmp"
@@ -391,13 +399,15 @@ final class JournalFile {
             throw .directoryInUse(directory)
         }
         let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: fresh) }
-        guard failure == nil, fsync(fresh) == 0, rename(temporary, path) == 0 else {
+        guard failure == nil, durability == .process || DiskSync.sync(fresh, path: temporary),
+            rename(temporary, path) == 0
+        else {
             let code = failure ?? errno
             _ = systemClose(fresh)
             unlink(temporary)
             throw .cannotUseDirectory(directory, reason: "cannot rewrite \(path): \(Self.errorText(code))")
         }
-        Self.syncFolder(directory)
+        if durability == .system { Self.syncFolder(directory) }
         _ = systemClose(descriptor)
         descriptor = fresh
         length = Int64(data.count)
@@ -414,7 +424,7 @@ final class JournalFile {
     static func syncFolder(_ path: String) {
         let folder = systemOpen(path, O_RDONLY | O_CLOEXEC, 0)
         guard folder >= 0 else { return }
-        _ = fsync(folder)
+        _ = DiskSync.sync(folder, path: path)
         _ = systemClose(folder)
     }
 

@@ -1,10 +1,14 @@
 import Foundation
+import JobKit
 
 /// The state of a `DownloadManager` as a value: its items, its slots, its journal records waiting to
 /// be written and its deliveries waiting for the result queue. Every transition returns what to do
 /// once the lock is released (`Actions`); it never calls out, never touches a file and never reads a
 /// clock (`now` is passed in, in nanoseconds). `Handle` is what cancels a run (a `JobHandle`; tests
 /// use anything).
+///
+/// Its facets are in `DownloadManager+StateMachine+*.swift` (restoring, controls, snapshots, the
+/// journal, waiters, names); their state is internal for them, and nothing else changes it.
 struct DownloadManagerStateMachine<Handle> {
     typealias ItemID = DownloadManager.ItemID
     typealias Failure = DownloadManager.Failure
@@ -66,6 +70,9 @@ struct DownloadManagerStateMachine<Handle> {
         /// Files to unlink: `.part`s and `.part.meta`s of the manager's items, or a completed file
         /// removed with `deletingFile`.
         var unlinks: [String] = []
+        /// The names these unlinks clean: nothing of those names starts until `cleaned` is told,
+        /// once the unlinks are done (an item of the name may be waiting for them).
+        var cleaning: [String] = []
         var wake: Wake?
         /// Journal records are waiting to be written.
         var writesJournal = false
@@ -83,6 +90,7 @@ struct DownloadManagerStateMachine<Handle> {
             starts += other.starts
             cancels += other.cancels
             unlinks += other.unlinks
+            cleaning += other.cleaning
             wake(other.wake)
             writesJournal = writesJournal || other.writesJournal
             syncsJournal = syncsJournal || other.syncsJournal
@@ -98,40 +106,43 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     let directory: URL
-    private(set) var limit: Int
+    var limit: Int
     let perHost: Int?
     let interval: UInt64
     let window: UInt64
 
-    private var entries: [ItemID: Entry] = [:]
-    private var order: [ItemID] = []
-    private var names: [String: ItemID] = [:]
-    private(set) var nextID: UInt64 = 1
-    private var nextTicket: UInt64 = 0
-    private var nextToken: UInt64 = 0
+    var entries: [ItemID: Entry] = [:]
+    var order: [ItemID] = []
+    var names: [String: ItemID] = [:]
+    var nextID: UInt64 = 1
+    var nextTicket: UInt64 = 0
+    var nextToken: UInt64 = 0
     /// Pending items per host, in ticket order; stale slots are dropped when they reach the front.
-    private var queues: [String: FIFO<(id: ItemID, ticket: UInt64)>] = [:]
-    private var runningByHost: [String: Int] = [:]
-    private(set) var runningCount = 0
-    private(set) var pendingCount = 0
-    /// The `.part`s to remove when the (cancelled) run with this token reports its end.
-    private var unlinkWhenEnded: [UInt64: (name: String, paths: [String])] = [:]
-    private var totalTransferred: Int64 = 0
-    private var totalMeter: SpeedMeter
+    var queues: [String: Deque<(id: ItemID, ticket: UInt64)>] = [:]
+    var runningByHost: [String: Int] = [:]
+    var runningCount = 0
+    var pendingCount = 0
+    /// What to do when a run that is no longer current reports its end, by its token.
+    var afterEnd: [UInt64: AfterEnd] = [:]
+    /// Names whose files are being unlinked, with how many unlinks are under way: nothing of the
+    /// name starts until they are done, so that none removes a new run's `.part` or file.
+    var cleaning: [String: Int] = [:]
+    var totalTransferred: Int64 = 0
+    var totalMeter: SpeedMeter
     /// An item became pending since the last drain: the next drain sends `allFinished`.
-    private var hasActivity = false
-    private(set) var isClosed = false
-    private var holdsStarts = false
-    private var outbox = Outbox()
-    private var journal: [DownloadJournal.Record] = []
+    var hasActivity = false
+    var isClosed = false
+    var holdsStarts = false
+    var outbox = Outbox()
+    var journal: [DownloadJournal.Record] = []
     /// Records written since the journal was last written whole, and how many that whole journal
     /// had: it is compacted again once the appended records outnumber it (and 1,024), so that it
     /// stays within about twice its compacted size at an amortized constant cost per record.
-    private var recordsSinceCompaction = 0
-    private var compactedRecords = 0
-    private var waiters: [Int: CheckedContinuation<DownloadManager.Summary, Never>] = [:]
-    private var openWaiters: Set<Int> = []
-    private var nextWaiter = 0
+    var recordsSinceCompaction = 0
+    var compactedRecords = 0
+    var waiters: [Int: CheckedContinuation<DownloadManager.Summary, Never>] = [:]
+    var openWaiters: Set<Int> = []
+    var nextWaiter = 0
 
     init(directory: URL, limit: Int, perHost: Int?, interval: Duration, window: Duration) {
         self.directory = directory
@@ -140,45 +151,6 @@ struct DownloadManagerStateMachine<Handle> {
         self.interval = interval.nanoseconds
         self.window = max(window.nanoseconds, 1_000_000)
         totalMeter = SpeedMeter(window: self.window)
-    }
-
-    // MARK: Restoring
-
-    /// The items of a journal, as `DownloadManager.restoredStatus` judged them against the disk;
-    /// `partLengths` gives the bytes already in an item's `.part`.
-    mutating func restore(_ contents: DownloadJournal.Contents, partLengths: [UInt64: Int64], now: UInt64) -> Actions {
-        nextID = max(nextID, contents.nextID)
-        var actions = Actions()
-        for restored in contents.entries {
-            let id = ItemID(rawValue: restored.id)
-            var entry = Entry(
-                id: id, url: restored.url, name: restored.name, file: file(named: restored.name),
-                host: Self.host(of: restored.url),
-                checksum: restored.checksum, phase: .cancelled, meter: SpeedMeter(window: window),
-                ownsFile: restored.ownsFile)
-            entry.received = partLengths[restored.id] ?? 0
-            switch restored.status {
-            case .pending, .finishing: entry.phase = .pending(ticket: 0)
-            case .suspended: entry.phase = .suspended
-            case .cancelled: entry.phase = .cancelled
-            case .failed(let failure): entry.phase = .failed(failure)
-            case .completed(let size):
-                entry.phase = .completed(size: size)
-                entry.received = size
-                entry.expected = size
-            }
-            let pending: Bool
-            if case .pending = entry.phase { pending = true } else { pending = false }
-            entries[id] = entry
-            order.append(id)
-            names[entry.name] = id
-            if pending {
-                enqueue(id)
-            }
-            actions.wake(outbox.note(.changed(item(id, now: now))))
-        }
-        claimStarts(now: now, into: &actions)
-        return actions
     }
 
     // MARK: Adding
@@ -316,7 +288,7 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Run `token` ended.
     mutating func runEnded(_ id: ItemID, token: UInt64, _ outcome: Outcome, now: UInt64) -> Actions {
-        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token) }
+        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token, outcome) }
         var actions = Actions()
         switch outcome {
         case .completed:
@@ -331,7 +303,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.merge(transition(id, to: .failed(failure), now: now))
             record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
-            if failure.kind == .checksumMismatch { actions.unlinks += partFiles(of: entry) }
+            if failure.kind == .checksumMismatch { clean(entry.name, partFiles(of: entry), into: &actions) }
         case .cancelled:
             let failure = Failure(kind: .other, message: "the download of \(entry.url.absoluteString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
@@ -343,313 +315,60 @@ struct DownloadManagerStateMachine<Handle> {
         return actions
     }
 
-    // MARK: Controls
-
-    /// Suspends a pending or running item (a running one's run is cancelled, its `.part` kept).
-    mutating func suspend(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
-        guard !isClosed else { throw .closed }
-        switch entry.phase {
-        case .pending, .running: break
-        default: return Actions()
-        }
-        var actions = transition(id, to: .suspended, now: now)
-        record(.state(id.rawValue, .suspended))
-        actions.writesJournal = true
-        claimStarts(now: now, into: &actions)
-        actions.merge(checkDrain(now: now))
-        return actions
-    }
-
-    /// Queues a suspended, failed or cancelled item again.
-    mutating func resume(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard entries[id] != nil else { throw .unknownItem(id) }
-        guard !isClosed else { throw .closed }
-        var actions = requeue(id, now: now)
-        claimStarts(now: now, into: &actions)
-        return actions
-    }
-
-    /// Cancels an item that is not completed: its run is cancelled and its `.part` removed.
-    mutating func cancel(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
-        guard !isClosed else { throw .closed }
-        switch entry.phase {
-        case .completed, .cancelled: return Actions()
-        default: break
-        }
-        entries[id]?.received = 0
-        entries[id]?.expected = nil
-        var actions = transition(id, to: .cancelled, now: now)
-        actions.unlinks += partFiles(of: entry)
-        unlinkPartWhenEnded(entry)
-        record(.state(id.rawValue, .cancelled))
-        actions.writesJournal = true
-        claimStarts(now: now, into: &actions)
-        actions.merge(checkDrain(now: now))
-        return actions
-    }
-
-    /// Forgets an item: its run is cancelled, its `.part` removed, and its file too when
-    /// `deletingFile` and the manager downloaded it.
-    mutating func remove(_ id: ItemID, deletingFile: Bool, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
-        guard !isClosed else { throw .closed }
-        let removed = item(id, now: now)
-        var actions = Actions()
-        if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
-        leave(entry)
-        unlinkPartWhenEnded(entry)
-        if case .completed = entry.phase {
-            if deletingFile, entry.ownsFile { actions.unlinks.append(file(of: entry)) }
-        } else {
-            actions.unlinks += partFiles(of: entry)
-        }
-        entries[id] = nil
-        names[entry.name] = nil
-        order.removeAll { $0 == id }
-        record(DownloadJournal.Record(op: .remove, id: id.rawValue))
-        actions.writesJournal = true
-        actions.wake(outbox.note(.removed(removed)))
-        claimStarts(now: now, into: &actions)
-        actions.merge(checkDrain(now: now))
-        return actions
-    }
-
-    /// Every item's id, in the order added.
-    var ids: [ItemID] { order }
-
-    /// Starts nothing until `releaseStarts`: an operation on every item frees no slot that the
-    /// next item takes only to be stopped in turn.
-    mutating func holdStarts() { holdsStarts = true }
-
-    /// Starts what the held operations made room for.
-    mutating func releaseStarts(now: UInt64) -> Actions {
-        holdsStarts = false
-        var actions = Actions()
-        claimStarts(now: now, into: &actions)
-        return actions
-    }
-
-    /// Changes the width; raising it starts pending items now.
-    mutating func setLimit(_ newLimit: Int, now: UInt64) -> Actions {
-        limit = max(newLimit, 1)
-        var actions = Actions()
-        claimStarts(now: now, into: &actions)
-        return actions
-    }
-
-    /// Closes the manager: running items go back to pending (in memory; the journal already says
-    /// so) and their runs are cancelled; waiters get the summary; nothing starts any more.
-    mutating func close(now: UInt64) -> Actions {
-        guard !isClosed else { return Actions() }
-        var actions = Actions()
-        for id in order {
-            guard let entry = entries[id], case .running(let run) = entry.phase else { continue }
-            if let handle = run.handle { actions.cancels.append(handle) }
-            leave(entry)
-            entries[id]?.phase = .pending(ticket: 0)
-            pendingCount += 1
-        }
-        isClosed = true
-        let summary = summary(now: now)
-        for (token, waiter) in waiters {
-            actions.waiters.append((waiter, summary))
-            openWaiters.remove(token)
-        }
-        waiters = [:]
-        return actions
-    }
-
-    // MARK: Snapshots
-
-    /// The item `id` now.
-    func item(_ id: ItemID, now: UInt64) -> DownloadManager.Item {
-        let entry = entries[id]!
-        var progress = DownloadManager.ByteProgress(received: entry.received, expected: entry.expected)
-        if case .running = entry.phase {
-            progress.bytesPerSecond = entry.meter.rate(entry.transferred, at: now)
-            if let expected = entry.expected, progress.bytesPerSecond > 0 {
-                progress.secondsRemaining = Double(max(expected - entry.received, 0)) / progress.bytesPerSecond
-            }
-        }
-        return DownloadManager.Item(
-            id: id, url: entry.url, name: entry.name, file: entry.file, checksum: entry.checksum,
-            state: state(of: entry), progress: progress)
-    }
-
-    /// The item `id` now, if there is one.
-    func itemIfAny(_ id: ItemID, now: UInt64) -> DownloadManager.Item? {
-        entries[id] == nil ? nil : item(id, now: now)
-    }
-
-    /// Every item and the totals now; notes the byte counts for the speeds.
-    mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
-        totalMeter.record(totalTransferred, at: now)
-        for id in order {
-            guard case .running = entries[id]?.phase else { continue }
-            entries[id]!.meter.record(entries[id]!.transferred, at: now)
-        }
-        let items = order.map { item($0, now: now) }
-        return (items, totals(of: items, now: now))
-    }
-
-    func totals(of items: [DownloadManager.Item], now: UInt64) -> DownloadManager.Totals {
-        var totals = DownloadManager.Totals()
-        /// The bytes the active items still need.
-        var left: Int64 = 0
-        for item in items {
-            switch item.state {
-            case .pending: totals.pending += 1
-            case .running, .verifying: totals.running += 1
-            case .suspended: totals.suspended += 1
-            case .completed: totals.completed += 1
-            case .failed: totals.failed += 1
-            case .cancelled: totals.cancelled += 1
-            }
-            switch item.state {
-            case .failed, .cancelled: continue
-            default: break
-            }
-            totals.received += item.progress.received
-            if let expected = item.progress.expected {
-                totals.expected += expected
-                if item.state.isActive { left += max(expected - item.progress.received, 0) }
-            } else if item.state.isActive {
-                totals.itemsOfUnknownLength += 1
-            }
-        }
-        totals.bytesPerSecond = totalMeter.rate(totalTransferred, at: now)
-        if totals.itemsOfUnknownLength == 0, totals.bytesPerSecond > 0 {
-            totals.secondsRemaining = Double(left) / totals.bytesPerSecond
-        }
-        return totals
-    }
-
-    func summary(now: UInt64) -> DownloadManager.Summary {
-        let items = order.map { item($0, now: now) }
-        return DownloadManager.Summary(items: items, totals: totals(of: items, now: now))
-    }
-
-    var activeCount: Int { pendingCount + runningCount }
-
-    // MARK: Delivery
-
-    /// A woken delivery starts: the events and the snapshot to hand to `onUpdate`, or nil when the
-    /// wake is stale or a delivery is under way.
-    mutating func beginDelivery(_ wake: Wake, now: UInt64) -> DownloadManager.Update? {
-        guard outbox.begin(wake, now: now) else { return nil }
-        let events = outbox.takeEvents()
-        let (items, totals) = snapshot(now: now)
-        return DownloadManager.Update(events: events, items: items, totals: totals)
-    }
-
-    /// The delivery ended: when to wake again, if anything waits.
-    mutating func endDelivery(now: UInt64) -> Wake? {
-        outbox.end(now: now, interval: interval)
-    }
-
-    /// How many events wait for delivery (for tests).
-    var undeliveredEventCount: Int { outbox.eventCount }
-
-    // MARK: Journal
-
-    /// What the journal must get: new records to append, or (when it has grown past twice its
-    /// compacted size) the whole journal to write anew.
-    enum JournalWrite {
-        case append([DownloadJournal.Record])
-        case rewrite(DownloadJournal.Header, [DownloadJournal.Record])
-    }
-
-    /// Takes the records waiting to be written; nil when none wait.
-    mutating func takeJournal() -> JournalWrite? {
-        guard !journal.isEmpty else { return nil }
-        defer { journal = [] }
-        if recordsSinceCompaction > max(1024, compactedRecords) {
-            return compacted()
-        }
-        return .append(journal)
-    }
-
-    /// The journal that says everything the manager knows, in few records.
-    mutating func compacted() -> JournalWrite {
-        journal = []
-        let (header, records) = DownloadJournal.compacted(journalEntries, nextID: nextID)
-        recordsSinceCompaction = 0
-        compactedRecords = records.count
-        return .rewrite(header, records)
-    }
-
-    /// The items as the journal describes them.
-    var journalEntries: [DownloadJournal.Entry] {
-        order.compactMap { id in
-            guard let entry = entries[id] else { return nil }
-            let status: DownloadJournal.Entry.Status
-            switch entry.phase {
-            case .pending, .running: status = .pending
-            case .suspended: status = .suspended
-            case .cancelled: status = .cancelled
-            case .failed(let failure): status = .failed(failure)
-            case .completed(let size): status = .completed(size: size)
-            }
-            return DownloadJournal.Entry(
-                id: id.rawValue, url: entry.url, name: entry.name, checksum: entry.checksum, status: status,
-                ownsFile: entry.ownsFile)
-        }
-    }
-
-    private mutating func record(_ record: DownloadJournal.Record) {
-        journal.append(record)
-        recordsSinceCompaction += 1
-    }
-
-    // MARK: Waiting
-
-    mutating func makeWaiterToken() -> Int {
-        nextWaiter += 1
-        openWaiters.insert(nextWaiter)
-        return nextWaiter
-    }
-
-    /// Keeps the waiter until the next drain; returns the summary to resume it with at once when
-    /// nothing is active, the manager is closed, or the wait was cancelled.
-    mutating func addWaiter(
-        _ token: Int, _ continuation: CheckedContinuation<DownloadManager.Summary, Never>, now: UInt64
-    ) -> DownloadManager.Summary? {
-        guard activeCount > 0, !isClosed, openWaiters.contains(token) else {
-            openWaiters.remove(token)
-            return summary(now: now)
-        }
-        waiters[token] = continuation
-        return nil
-    }
-
-    /// The waiting task was cancelled: its continuation and the summary now, if it was waiting.
-    mutating func cancelWaiter(_ token: Int, now: UInt64) -> (
-        CheckedContinuation<DownloadManager.Summary, Never>, DownloadManager.Summary
-    )? {
-        openWaiters.remove(token)
-        guard let waiter = waiters.removeValue(forKey: token) else { return nil }
-        return (waiter, summary(now: now))
-    }
-
     // MARK: Internals
+
+    /// What a run that is no longer current leaves to do when it reports its end.
+    enum AfterEnd {
+        /// Its item was cancelled or removed: remove its `.part`, unless an item of the name runs
+        /// again (its run owns the `.part` then).
+        case removePart(name: String, paths: [String])
+        /// Its item was removed as its file took the name (the name is marked cleaning until this
+        /// is done): the file is a completed item's then, removed only when `deletingFile`; a run
+        /// that did not get there leaves its `.part`, which nobody owns any more.
+        case removedWhileFinalizing(name: String, deletingFile: Bool)
+    }
 
     /// The `.part` of a cancelled or removed item is removed at once, and again when its run
     /// reports its end: a run that was starting as it was cancelled may have made it meanwhile.
-    private mutating func unlinkPartWhenEnded(_ entry: Entry) {
+    mutating func unlinkPartWhenEnded(_ entry: Entry) {
         guard case .running(let run) = entry.phase else { return }
-        unlinkWhenEnded[run.token] = (entry.name, partFiles(of: entry))
+        afterEnd[run.token] = .removePart(name: entry.name, paths: partFiles(of: entry))
     }
 
-    /// A run that is no longer current ended: removes what its item's cancellation left, unless an
-    /// item of that name runs again (its run owns the `.part` now).
-    private mutating func staleRunEnded(_ token: UInt64) -> Actions {
+    /// A run that is no longer current ended: removes what its item's cancellation or removal left.
+    mutating func staleRunEnded(_ token: UInt64, _ outcome: Outcome) -> Actions {
         var actions = Actions()
-        guard let (name, paths) = unlinkWhenEnded.removeValue(forKey: token) else { return actions }
-        if let id = names[name], case .running = entries[id]?.phase { return actions }
-        actions.unlinks = paths
+        switch afterEnd.removeValue(forKey: token) {
+        case nil:
+            break
+        case .removePart(let name, let paths):
+            if let id = names[name], case .running = entries[id]?.phase { break }
+            clean(name, paths, into: &actions)
+        case .removedWhileFinalizing(let name, let deletingFile):
+            let path = file(named: name).path
+            if case .completed = outcome {
+                if deletingFile { actions.unlinks.append(path) }
+            } else {
+                actions.unlinks += [path + ".part", path + ".part.meta"]
+            }
+            // The mark was taken by `remove`: it is released once these unlinks are done.
+            actions.cleaning.append(name)
+        }
         return actions
+    }
+
+    /// Unlinks `paths` of `name` after the lock, marking the name until `cleaned` is told.
+    mutating func clean(_ name: String, _ paths: [String], into actions: inout Actions) {
+        actions.unlinks += paths
+        actions.cleaning.append(name)
+        cleaning[name, default: 0] += 1
+    }
+
+    /// Whether the item's run recorded `finishing`: its `.part` is complete and is being (or was)
+    /// renamed to the name, which no cancel or suspend undoes.
+    func isFinalizing(_ entry: Entry) -> Bool {
+        guard case .running = entry.phase else { return false }
+        return entry.finishingSize != nil
     }
 
     /// Whether run `token` is the one item `id` is running.
@@ -658,7 +377,7 @@ struct DownloadManagerStateMachine<Handle> {
         return run.token == token
     }
 
-    private func state(of entry: Entry) -> DownloadManager.State {
+    func state(of entry: Entry) -> DownloadManager.State {
         switch entry.phase {
         case .pending: .pending
         case .running(let run): run.verifying ? .verifying : .running
@@ -671,7 +390,7 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Moves an item to `phase` (never `pending`: see `requeue`), freeing its slot and cancelling its
     /// run when it was running, and notes the change.
-    private mutating func transition(_ id: ItemID, to phase: Phase, now: UInt64) -> Actions {
+    mutating func transition(_ id: ItemID, to phase: Phase, now: UInt64) -> Actions {
         guard let entry = entries[id] else { return Actions() }
         var actions = Actions()
         if case .running(let run) = entry.phase, let handle = run.handle {
@@ -685,7 +404,7 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Queues a suspended, failed or cancelled item again.
-    private mutating func requeue(_ id: ItemID, now: UInt64) -> Actions {
+    mutating func requeue(_ id: ItemID, now: UInt64) -> Actions {
         guard let entry = entries[id] else { return Actions() }
         switch entry.phase {
         case .suspended, .failed, .cancelled: break
@@ -700,17 +419,17 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Makes an item pending at the back of its host's queue.
-    private mutating func enqueue(_ id: ItemID) {
+    mutating func enqueue(_ id: ItemID) {
         guard let entry = entries[id] else { return }
         nextTicket += 1
         entries[id]?.phase = .pending(ticket: nextTicket)
-        queues[entry.host, default: FIFO()].append((id, nextTicket))
+        queues[entry.host, default: Deque()].append((id, nextTicket))
         pendingCount += 1
         hasActivity = true
     }
 
     /// Updates the counts for an item leaving its phase.
-    private mutating func leave(_ entry: Entry) {
+    mutating func leave(_ entry: Entry) {
         switch entry.phase {
         case .pending:
             pendingCount -= 1
@@ -724,7 +443,7 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Starts pending items, oldest first, while the width and their hosts allow.
-    private mutating func claimStarts(now: UInt64, into actions: inout Actions) {
+    mutating func claimStarts(now: UInt64, into actions: inout Actions) {
         while !isClosed, !holdsStarts, runningCount < limit, let id = nextStartable() {
             guard let entry = entries[id] else { continue }
             nextToken += 1
@@ -745,7 +464,7 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// The pending item to start next: the oldest whose host has a free slot.
-    private mutating func nextStartable() -> ItemID? {
+    mutating func nextStartable() -> ItemID? {
         var best: (host: String, ticket: UInt64)?
         for host in Array(queues.keys) {
             if let perHost, runningByHost[host, default: 0] >= perHost { continue }
@@ -758,6 +477,8 @@ struct DownloadManagerStateMachine<Handle> {
                 queues[host] = nil
                 continue
             }
+            // Its files are being unlinked: the host waits for that (a moment), keeping its order.
+            if let name = entries[head.id]?.name, cleaning[name] != nil { continue }
             if best == nil || head.ticket < best!.ticket { best = (host, head.ticket) }
         }
         guard let best else { return nil }
@@ -765,7 +486,7 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Sends `allFinished` and resumes the waiters when nothing is active any more.
-    private mutating func checkDrain(now: UInt64) -> Actions {
+    mutating func checkDrain(now: UInt64) -> Actions {
         var actions = Actions()
         guard activeCount == 0, hasActivity, !isClosed else { return actions }
         hasActivity = false
@@ -779,51 +500,17 @@ struct DownloadManagerStateMachine<Handle> {
         return actions
     }
 
-    private func file(named name: String) -> URL {
+    func file(named name: String) -> URL {
         directory.appendingPathComponent(name, isDirectory: false)
     }
 
-    private func file(of entry: Entry) -> String {
+    func file(of entry: Entry) -> String {
         entry.file.path
     }
 
-    private func partFiles(of entry: Entry) -> [String] {
+    func partFiles(of entry: Entry) -> [String] {
         let path = file(of: entry)
         return [path + ".part", path + ".part.meta"]
-    }
-
-    // MARK: Names
-
-    /// The file name a URL gives: its last path component, percent-decoded.
-    static func defaultName(for url: URL) throws(DownloadManagerError) -> String {
-        let name = url.lastPathComponent
-        guard !name.isEmpty, name != "/" else {
-            throw .invalidName("", reason: "\(url.absoluteString) has no file name in its path: give one")
-        }
-        return name
-    }
-
-    /// Refuses names that are not one plain file name of the directory, or that the manager keeps.
-    static func validate(name: String) throws(DownloadManagerError) {
-        func refuse(_ reason: String) -> DownloadManagerError { .invalidName(name, reason: reason) }
-        guard !name.isEmpty else { throw refuse("it is empty") }
-        guard name != ".", name != ".." else { throw refuse("it names a directory") }
-        guard !name.contains("/") else { throw refuse("it has a '/': a name is one file in the directory") }
-        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw refuse("it has a control character")
-        }
-        // 255 bytes is the usual limit of a file name, and `NAME.part.meta.tmp` adds 14.
-        guard name.utf8.count <= 241 else { throw refuse("it is longer than 241 bytes") }
-        guard !name.hasPrefix(".jobkit-downloads") else { throw refuse("the manager keeps that name for its journal") }
-        for suffix in [".part", ".part.meta", ".part.meta.tmp"] where name.hasSuffix(suffix) {
-            throw refuse("names ending in '\(suffix)' are kept for partial downloads")
-        }
-    }
-
-    /// `host:port` of a URL, lower-cased: what the per-host limit counts.
-    static func host(of url: URL) -> String {
-        let host = url.host?.lowercased() ?? ""
-        return url.port.map { "\(host):\($0)" } ?? host
     }
 }
 
@@ -831,120 +518,3 @@ extension DownloadManagerStateMachine: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Entry: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Phase: Sendable where Handle: Sendable {}
 extension DownloadManagerStateMachine.Run: Sendable where Handle: Sendable {}
-extension FIFO: Sendable where Element: Sendable {}
-
-/// When the result queue should be woken for a delivery.
-enum DeliveryWake: Equatable {
-    case now
-    case later(generation: UInt64, afterNanoseconds: UInt64)
-}
-
-/// The deliveries waiting for the result queue: events in order, and whether progress changed.
-///
-/// At most one wake is outstanding: a state change wakes at once; progress alone wakes once the
-/// interval since the last delivery has passed. While a delivery runs nothing is woken: its end
-/// looks for what arrived meanwhile.
-struct Outbox {
-    private var events: [DownloadManager.Event] = []
-    private var progressChanged = false
-    private enum Scheduled: Equatable {
-        case idle
-        case now
-        case later(UInt64)
-    }
-    private var scheduled = Scheduled.idle
-    private var isDelivering = false
-    private var generation: UInt64 = 0
-    private var lastDelivery: UInt64?
-
-    var eventCount: Int { events.count }
-
-    /// Queues an event; returns a wake to schedule, if one is needed.
-    mutating func note(_ event: DownloadManager.Event) -> DeliveryWake? {
-        events.append(event)
-        guard !isDelivering, scheduled != .now else { return nil }
-        scheduled = .now
-        return .now
-    }
-
-    /// Notes that bytes moved; returns a wake to schedule, if one is needed.
-    mutating func noteProgress(now: UInt64, interval: UInt64) -> DeliveryWake? {
-        progressChanged = true
-        guard !isDelivering, scheduled == .idle else { return nil }
-        return scheduleLater(now: now, interval: interval)
-    }
-
-    private mutating func scheduleLater(now: UInt64, interval: UInt64) -> DeliveryWake {
-        generation += 1
-        scheduled = .later(generation)
-        let due = (lastDelivery ?? 0) &+ interval
-        return .later(generation: generation, afterNanoseconds: due > now ? due - now : 0)
-    }
-
-    /// A wake ran: true when it is the current one and no delivery runs (then one starts).
-    mutating func begin(_ wake: DeliveryWake, now: UInt64) -> Bool {
-        guard !isDelivering else { return false }
-        switch (wake, scheduled) {
-        case (.now, .now): break
-        case (.later(let generation, _), .later(let current)) where generation == current: break
-        default: return false
-        }
-        scheduled = .idle
-        isDelivering = true
-        progressChanged = false
-        lastDelivery = now
-        return true
-    }
-
-    mutating func takeEvents() -> [DownloadManager.Event] {
-        defer { events = [] }
-        return events
-    }
-
-    /// A delivery ended: what arrived meanwhile wakes the queue again.
-    mutating func end(now: UInt64, interval: UInt64) -> DeliveryWake? {
-        isDelivering = false
-        if !events.isEmpty {
-            scheduled = .now
-            return .now
-        }
-        if progressChanged { return scheduleLater(now: now, interval: interval) }
-        return nil
-    }
-}
-
-/// A first-in, first-out list with O(1) amortized append and removal at the front.
-struct FIFO<Element> {
-    private var storage: [Element] = []
-    private var head = 0
-
-    var first: Element? { head < storage.count ? storage[head] : nil }
-    var count: Int { storage.count - head }
-
-    mutating func append(_ element: Element) { storage.append(element) }
-
-    mutating func popFirst() -> Element? {
-        guard head < storage.count else { return nil }
-        let element = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
-        return element
-    }
-}
-
-extension Duration {
-    /// The duration in nanoseconds; negative ones are 0, huge ones saturate.
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        return whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
-    }
-}

@@ -24,12 +24,22 @@ extension DownloadManager {
         public var client: TransferClient?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
+        /// What a completed file and the journal survive. `.process` (default): the process being
+        /// killed or crashing at any moment — no completed file is lost or fetched again, partial
+        /// ones resume — with no `fsync` at all (as curl and aria2c). `.system`: also a power loss
+        /// or an operating-system crash — each file is synced before it takes its name and its
+        /// folder after, and the journal after each add and before each file takes its name (a few
+        /// milliseconds per file). See `Durability`.
+        public var durability: Durability
+        /// Where tests act in the middle of the manager's work.
+        var testHooks = TestHooks()
 
         /// A configuration; every parameter has the default its property describes.
         public init(
             maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
             resultQueue: DispatchQueue = .main, progressInterval: Duration = .milliseconds(100),
-            speedWindow: Duration = .seconds(5), client: TransferClient? = nil, queue: DispatchQueue = .global()
+            speedWindow: Duration = .seconds(5), client: TransferClient? = nil, queue: DispatchQueue = .global(),
+            durability: Durability = .process
         ) {
             self.maxConcurrent = maxConcurrent
             self.maxPerHost = maxPerHost
@@ -39,6 +49,7 @@ extension DownloadManager {
             self.speedWindow = speedWindow
             self.client = client
             self.queue = queue
+            self.durability = durability
         }
     }
 
@@ -284,12 +295,17 @@ extension DownloadManager {
     /// Every item's bytes added up, with the counts of each state. Failed and cancelled items are
     /// counted, but their bytes are not.
     public struct Totals: Sendable, Equatable {
-        /// The bytes in the files so far of every item that did not fail and was not cancelled
-        /// (completed ones included).
+        /// The bytes in the files so far of every item whose length is known and that did not fail
+        /// and was not cancelled (completed ones included): the bytes `expected` counts, so never
+        /// more than it (`fraction` stays within `0...1`).
         public var received: Int64
         /// The sum of the lengths known so far of the same items (completed items' sizes, running
         /// ones' totals).
         public var expected: Int64
+        /// The bytes so far of the items left out of `received` because their length is not known
+        /// (a server that sends no length, a restored `.part` before its response): all the bytes
+        /// in the files are `received + receivedOfUnknownLength`.
+        public var receivedOfUnknownLength: Int64
         /// Active items (pending, running, verifying) whose length is not known yet (pending ones,
         /// mostly): while there are some, `expected` leaves them out and `secondsRemaining` is nil.
         public var itemsOfUnknownLength: Int
@@ -314,13 +330,20 @@ extension DownloadManager {
         /// Every item.
         public var count: Int { pending + running + suspended + completed + failed + cancelled }
 
+        /// `received / expected`, in `0...1`; nil while no length is known.
+        public var fraction: Double? {
+            guard expected > 0 else { return nil }
+            return min(max(Double(received) / Double(expected), 0), 1)
+        }
+
         /// Totals with these bytes and speed and no item counted (add the counts after).
         public init(
-            received: Int64 = 0, expected: Int64 = 0, itemsOfUnknownLength: Int = 0, bytesPerSecond: Double = 0,
-            secondsRemaining: Double? = nil
+            received: Int64 = 0, expected: Int64 = 0, receivedOfUnknownLength: Int64 = 0, itemsOfUnknownLength: Int = 0,
+            bytesPerSecond: Double = 0, secondsRemaining: Double? = nil
         ) {
             self.received = received
             self.expected = expected
+            self.receivedOfUnknownLength = receivedOfUnknownLength
             self.itemsOfUnknownLength = itemsOfUnknownLength
             self.bytesPerSecond = bytesPerSecond
             self.secondsRemaining = secondsRemaining

@@ -28,7 +28,7 @@ import JobKit
 /// ```
 ///
 /// **Items.** Each item is a URL downloaded to `directory/name` through `Job<URL>.download` (a
-/// `.part` beside it, validated resume, sync and atomic rename), retried on transient failures
+/// `.part` beside it, validated resume, atomic rename), retried on transient failures
 /// (`Configuration.retry`). At most `maxConcurrent` run at once, and at most `maxPerHost` to one
 /// host; pending items start in the order they were added (or resumed). `suspend`, `resume`,
 /// `cancel` and `remove` act on one item, the `…All` forms on every item. A name is one plain file
@@ -37,7 +37,9 @@ import JobKit
 ///
 /// **Files.** The manager removes only what it made: an item's `.part` and `.part.meta` (when it is
 /// cancelled or removed, or its checksum did not match), and a file it downloaded when
-/// `remove(_:deletingFile:)` asks. A directory where the file should go fails that item only (and
+/// `remove(_:deletingFile:)` asks. Nothing of a name starts while files of that name are being
+/// removed, so a removal never takes a resumed or re-added item's new `.part`. Once an item's
+/// complete `.part` is taking its name, `cancel` and `suspend` are too late (it ends completed). A directory where the file should go fails that item only (and
 /// stays); so does a file the manager did not download.
 ///
 /// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
@@ -48,13 +50,19 @@ import JobKit
 /// a missing one is fetched again; pending, running and suspended items come back as pending (or
 /// suspended), and a partial `.part` resumes through the validated resume.
 ///
+/// **Durability.** `Configuration.durability`: `.process` (the default) survives the process being
+/// killed or crashing at any moment, with no `fsync`; `.system` also survives a power loss or an
+/// operating-system crash, syncing each file, its folder and the journal (see `Durability`).
+///
 /// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
-/// the network or the result queue. `add` writes and syncs the journal before it returns (a few
-/// milliseconds: add many at once with `add(contentsOf:)`); the other controls write a line without
-/// syncing. `onUpdate` runs on `Configuration.resultQueue`, one call at a time (even on a concurrent
-/// queue), never with a lock of the manager held. At most one delivery waits on the result queue:
+/// the network or the result queue. `add` writes the journal before it returns (and syncs it with
+/// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
+/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
+/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one delivery waits on the result queue:
 /// a busy queue gets one update with every event since the last one (events are never dropped) and
 /// the newest snapshot; progress alone is delivered at most once per `progressInterval`.
+///
+/// Its facets are in `DownloadManager+*.swift` (delivering, the journal, restoring).
 ///
 /// The manager is retained by its running downloads; `close()` stops them and releases the
 /// directory. A manager that is simply released finishes its running downloads first.
@@ -66,14 +74,14 @@ public final class DownloadManager: Sendable {
     /// The journal's file.
     public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
 
-    private let client: TransferClient
-    private let onUpdate: @Sendable (Update) -> Void
-    private let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
+    let client: TransferClient
+    let onUpdate: @Sendable (Update) -> Void
+    let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
-    private let journal: LockedBox<JournalBox>
+    let journal: LockedBox<JournalBox>
     /// A sync of the journal is queued and has not started.
-    private let syncQueued = LockedBox<Bool>.make(false)
-    private let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+    let syncQueued = LockedBox<Bool>.make(false)
+    let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
     /// the pending ones.
@@ -97,7 +105,7 @@ public final class DownloadManager: Sendable {
         client =
             configuration.client
             ?? TransferClient(maxConnectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
-        let (file, data) = try JournalFile.open(directory: directory)
+        let (file, data) = try JournalFile.open(directory: directory, durability: configuration.durability)
         var contents: DownloadJournal.Contents
         do {
             contents = try DownloadJournal.parse(data)
@@ -149,7 +157,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Adds downloads, all or none: every request is checked first, then all are recorded in the
-    /// journal with one sync, and they start as slots free up.
+    /// journal with one write (and one sync, with `.system` durability), and they start as slots
+    /// free up.
     ///
     /// A request with the URL, name and checksum of an item the manager already has is that item:
     /// its id is returned, and a failed or cancelled one is queued again (a completed one is not
@@ -187,7 +196,8 @@ public final class DownloadManager: Sendable {
     // MARK: Controls
 
     /// Suspends a pending or running item: it stops, keeping its `.part`, until `resume`. Does
-    /// nothing for an item in another state.
+    /// nothing for an item in another state, or one whose complete `.part` is already taking its
+    /// name (that item ends completed).
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func suspend(_ id: ItemID) throws(DownloadManagerError) {
@@ -203,7 +213,9 @@ public final class DownloadManager: Sendable {
     }
 
     /// Cancels an item that is not completed: it stops and its `.part` is removed; it stays in the
-    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item.
+    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item, nor for one
+    /// whose complete (and verified) `.part` is already taking its name: the cancel is too late, and
+    /// the item ends completed with its file, as if it had arrived a moment earlier.
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func cancel(_ id: ItemID) throws(DownloadManagerError) {
@@ -212,7 +224,12 @@ public final class DownloadManager: Sendable {
 
     /// Removes an item from the manager (and its journal): a running one stops, and its `.part` is
     /// removed. A completed item's file stays, unless `deletingFile` is true (then it is removed if
-    /// the manager downloaded it). Its name is free again.
+    /// the manager downloaded it). Its name is free again: an item added under it starts once the
+    /// removed item's files are gone.
+    ///
+    /// An item whose complete `.part` is already taking its name is not stopped: it is removed
+    /// from the list at once, and its file is then treated as a completed item's (removed only
+    /// when `deletingFile` is true).
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
@@ -348,7 +365,12 @@ public final class DownloadManager: Sendable {
     /// Carries out what a transition asked, with no lock held.
     private func perform(_ actions: Machine.Actions) {
         for handle in actions.cancels { handle.cancel() }
+        if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
         for path in actions.unlinks { unlink(path) }
+        // What waited for these unlinks (a resumed or re-added item of the name) may start now.
+        if !actions.cleaning.isEmpty {
+            perform(state.withLock { $0.cleaned(actions.cleaning, now: Self.now()) })
+        }
         for start in actions.starts { launch(start) }
         if actions.writesJournal { writeJournal() }
         if actions.syncsJournal { syncJournalSoon() }
@@ -384,7 +406,9 @@ public final class DownloadManager: Sendable {
                 }
             },
             beforeFinalize: { [self] path, length in try finalizing(start, part: path, length: length) })
-        var job = Job<URL>.download(from: start.url, to: file, client: client, blindResume: false, hooks: hooks)
+        var job = Job<URL>.download(
+            from: start.url, to: file, client: client, blindResume: false, durability: configuration.durability,
+            hooks: hooks)
         let retry = configuration.retry
         if retry.attempts > 1 {
             job = job.retryingTransientFailures(
@@ -413,6 +437,11 @@ public final class DownloadManager: Sendable {
             throw JobError.cancelled
         }
         writeJournal()
+        if configuration.durability == .system {
+            // The record is on disk before the rename: after a power loss the file is the manager's.
+            journal.withLock { box in try? box.file?.sync() }
+        }
+        configuration.testHooks.afterFinishing(start.id)
     }
 
     private func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {
@@ -423,110 +452,6 @@ public final class DownloadManager: Sendable {
         case .failure(let error): outcome = .failed(Failure(error))
         }
         perform(state.withLock { $0.runEnded(start.id, token: start.token, outcome, now: Self.now()) })
-    }
-
-    // MARK: Delivering
-
-    private func schedule(_ wake: DeliveryWake?) {
-        guard let wake else { return }
-        switch wake {
-        case .now:
-            configuration.resultQueue.async { [self] in deliver(wake) }
-        case .later(_, let delay):
-            let deadline = DispatchTime.now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))
-            configuration.resultQueue.asyncAfter(deadline: deadline) { [self] in deliver(wake) }
-        }
-    }
-
-    private func deliver(_ wake: DeliveryWake) {
-        guard let update = state.withLock({ $0.beginDelivery(wake, now: Self.now()) }) else { return }
-        onUpdate(update)
-        schedule(state.withLock { $0.endDelivery(now: Self.now()) })
-    }
-
-    // MARK: Journal
-
-    /// Writes the records waiting in the state machine, in order.
-    private func writeJournal() {
-        journal.withLock { box in
-            guard let file = box.file, let write = state.withLock({ $0.takeJournal() }) else { return }
-            // A journal that cannot be written (a full disk) does not stop the downloads; the next
-            // manager rewrites it from what it holds.
-            try? Self.apply(write, to: file)
-        }
-    }
-
-    private static func apply(_ write: Machine.JournalWrite, to file: JournalFile) throws(DownloadManagerError) {
-        switch write {
-        case .append(let records): try file.append(DownloadJournal.encode(records))
-        case .rewrite(let header, let records): try file.replace(with: DownloadJournal.encode(header: header, records))
-        }
-    }
-
-    /// How long a requested sync of the journal waits for more completions to share it.
-    static let syncDelay = DispatchTimeInterval.milliseconds(50)
-
-    /// Syncs the journal to disk in the background, at most `syncDelay` later; requests that arrive
-    /// before the sync starts share it (200 small files completing in under a second cost a dozen
-    /// syncs, not 200). A process killed meanwhile loses nothing: the lines are written already;
-    /// only a power loss could lose them, and then the file's rename with them.
-    private func syncJournalSoon() {
-        let queue = syncQueued.withLock { queued -> Bool in
-            defer { queued = true }
-            return !queued
-        }
-        guard queue else { return }
-        syncQueue.asyncAfter(deadline: .now() + Self.syncDelay) { [self] in
-            syncQueued.withLock { $0 = false }
-            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
-            // and keep the directory locked past `close()` while the sync runs.
-            guard let path = journal.withLock({ $0.file?.path }) else { return }
-            JournalFile.sync(path: path)
-        }
-    }
-
-    // MARK: Restoring
-
-    /// What is at a path.
-    enum FileFacts: Equatable {
-        case missing
-        case directory
-        /// A file (or anything else that is not a directory: a link, a socket) of this size.
-        case file(size: Int64)
-    }
-
-    static func facts(at path: String) -> FileFacts {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
-        if info.st_mode & S_IFMT == S_IFDIR { return .directory }
-        return .file(size: Int64(info.st_size))
-    }
-
-    /// What a journal entry's status becomes, given what is on disk now.
-    static func restoredStatus(_ entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
-        -> DownloadJournal.Entry.Status
-    {
-        switch entry.status {
-        case .completed(let size):
-            switch file {
-            case .file(let found) where found == size: return .completed(size: size)
-            case .missing, .directory: return .pending
-            case .file(let found):
-                return .failed(
-                    Failure(
-                        kind: .fileInTheWay,
-                        message:
-                            "\(entry.name) has \(found) bytes, not the \(size) it had when downloaded: it changed, "
-                            + "and is left as it is"))
-            }
-        case .finishing(let size):
-            // Killed between the journal's `finishing` and `done`: the rename happened when the
-            // file has the size and no `.part` is left.
-            if case .file(let found) = file, found == size, !partExists { return .completed(size: size) }
-            return .pending
-        default:
-            return entry.status
-        }
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

@@ -12,9 +12,13 @@ extension Job where Value == URL {
     /// - Checked first, before any byte is requested: a destination that is a directory, a folder
     ///   that is missing or not writable, and a second download to the same destination (in this
     ///   process, or another one holding the `.part`'s lock) fail at once with a `DownloadError`.
-    /// - The file appears under its name only once complete: the `.part` is synced and renamed over
-    ///   the destination in one atomic step. Nothing but the `.part` and its `.part.meta` is ever
+    /// - The file appears under its name only once complete: the `.part` is renamed over the
+    ///   destination in one atomic step. Nothing but the `.part` and its `.part.meta` is ever
     ///   removed.
+    /// - `durability` says what a finished file survives. `.process` (the default): the process
+    ///   being killed or crashing at any moment, with no `fsync` (as curl and aria2c). `.system`:
+    ///   also a power loss or an operating-system crash — the `.part` is flushed to disk before the
+    ///   rename and its folder after (a few milliseconds per file). See `Durability`.
     /// - A `.part` left by an earlier attempt (cancelled, failed, killed) is resumed only when its
     ///   metadata proves it is the same resource: the request carries `If-Range` with the stored ETag
     ///   or Last-Modified, and a 206 is accepted only when its `Content-Range` starts where the
@@ -31,15 +35,18 @@ extension Job where Value == URL {
     /// let file = try await Job<URL>.download(from: url, to: folder.appending(path: "big.bin")).value
     /// ```
     public static func download(
-        from url: URL, to destination: URL, client: TransferClient = .shared, blindResume: Bool = false
+        from url: URL, to destination: URL, client: TransferClient = .shared, blindResume: Bool = false,
+        durability: Durability = .process
     ) -> Job<URL> {
-        download(from: url, to: destination, client: client, blindResume: blindResume, hooks: nil)
+        download(
+            from: url, to: destination, client: client, blindResume: blindResume, durability: durability, hooks: nil)
     }
 
-    /// `download(from:to:client:blindResume:)`, telling `hooks` of its bytes and its end (for
-    /// `DownloadManager`).
+    /// `download(from:to:client:blindResume:durability:)`, telling `hooks` of its bytes and its end
+    /// (for `DownloadManager`).
     static func download(
-        from url: URL, to destination: URL, client: TransferClient, blindResume: Bool, hooks: DownloadHooks?
+        from url: URL, to destination: URL, client: TransferClient, blindResume: Bool, durability: Durability,
+        hooks: DownloadHooks?
     ) -> Job<URL> {
         Job { controller in
             let part: PartFile
@@ -49,7 +56,8 @@ extension Job where Value == URL {
             case .cancelled: return
             }
             let download = Download(
-                url: url, destination: destination, part: part, client: client, controller: controller, hooks: hooks)
+                url: url, destination: destination, part: part, client: client, controller: controller,
+                durability: durability, hooks: hooks)
             do {
                 let resume = download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }
@@ -111,19 +119,21 @@ private final class Download: @unchecked Sendable {
     let part: PartFile
     let client: TransferClient
     let controller: Job<URL>.Controller
+    let durability: Durability
     let hooks: DownloadHooks?
     /// The metadata of the `.part`, as read at the start or written for the current response.
     var metadata: PartMetadata?
 
     init(
         url: URL, destination: URL, part: PartFile, client: TransferClient, controller: Job<URL>.Controller,
-        hooks: DownloadHooks?
+        durability: Durability, hooks: DownloadHooks?
     ) {
         self.url = url
         self.destination = destination
         self.part = part
         self.client = client
         self.controller = controller
+        self.durability = durability
         self.hooks = hooks
         metadata = part.readMetadata()
     }
@@ -226,12 +236,13 @@ private final class Download: @unchecked Sendable {
                         DownloadError(
                             kind: .inconsistentResponse("got \(written) of \(total) bytes"), path: destination.path)))
             }
-            // fsync takes milliseconds: off the delegate queue, which every transfer of the client shares.
+            // A hook's checksum or an fsync takes milliseconds: off the delegate queue, which every
+            // transfer of the client shares.
             controller.queue.async {
                 self.end(
                     Result {
                         if let hooks = self.hooks { try hooks.beforeFinalize(self.part.part, self.part.length) }
-                        try self.part.finalize()
+                        try self.part.finalize(self.durability)
                     }.map { self.destination })
             }
         }
@@ -300,8 +311,8 @@ struct DownloadHooks: Sendable {
     var began: @Sendable (_ offset: Int64, _ total: Int64?) -> Void
     /// `count` more bytes were written to the `.part`. Called on the client's delegate queue.
     var received: @Sendable (_ count: Int) -> Void
-    /// The `.part` (at this path, this long) is complete and about to be synced and renamed over
-    /// the destination: throwing fails the download instead, leaving the `.part`. Called on the
+    /// The `.part` (at this path, this long) is complete and about to be renamed over the
+    /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
     var beforeFinalize: @Sendable (_ partPath: String, _ length: Int64) throws -> Void
 }

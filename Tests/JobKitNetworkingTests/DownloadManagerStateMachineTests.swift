@@ -128,11 +128,14 @@ import Testing
         let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 2)
         #expect(ended.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"], "again, once it ended")
         #expect(machine.runEnded(ids[0], token: token, .cancelled, now: 3).unlinks.isEmpty, "only once")
+        // The manager reports the unlinks done.
+        _ = machine.cleaned(cancelled.cleaning + ended.cleaning, now: 3)
 
         // Running again before the cancelled run reported its end: the new run owns the .part.
         _ = try machine.resume(ids[0], now: 4)
         let restart = try machine.cancel(ids[0], now: 5)
         #expect(restart.unlinks.count == 2)
+        _ = machine.cleaned(restart.cleaning, now: 5)
         let again = try machine.resume(ids[0], now: 6)
         #expect(again.starts.count == 1)
         let late = machine.runEnded(ids[0], token: again.starts[0].token - 1, .cancelled, now: 7)
@@ -365,6 +368,25 @@ import Testing
         #expect(known.received == 100)
         #expect(known.bytesPerSecond > 0)
         #expect(known.secondsRemaining.map { abs($0 - 100 / known.bytesPerSecond) < 0.001 } == true)
+    }
+
+    @Test func bytesOfUnknownLengthNeverMakeTheTotalPassItsLength() throws {
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("known"), request("unknown")], to: &machine)
+        _ = machine.began(ids[0], token: actions.starts[0].token, offset: 0, total: 100, now: 1)
+        _ = machine.received(ids[0], token: actions.starts[0].token, count: 40, now: 1)
+        // A server that sends no length: its bytes are counted apart.
+        _ = machine.began(ids[1], token: actions.starts[1].token, offset: 0, total: nil, now: 1)
+        _ = machine.received(ids[1], token: actions.starts[1].token, count: 5_000, now: 1)
+
+        let totals = machine.summary(now: 2).totals
+
+        #expect(totals.received == 40)
+        #expect(totals.expected == 100)
+        #expect(totals.fraction == 0.4)
+        #expect(totals.receivedOfUnknownLength == 5_000)
+        #expect(totals.itemsOfUnknownLength == 1)
+        #expect(totals.secondsRemaining == nil)
     }
 
     @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {

@@ -28,6 +28,21 @@ import Testing
         _ = server
     }
 
+    @Test func withFsyncFilesArriveAndTheHelpSaysWhatItGuarantees() throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let files = try fixture.make("file", count: 5) { 10_000 + $0 }
+        let (server, base) = try serve(fixture)
+        let list = try fixture.inputFile(files, base: base)
+        let output = try runProduct(
+            "jobkit", arguments: ["download", "--fsync", "-i", list.path, "-o", fixture.output.path])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(files.allSatisfy(fixture.arrived))
+        let help = try runProduct("jobkit", arguments: ["download", "--help"])
+        #expect(help.stdout.contains("--fsync") && help.stdout.contains("power loss"), "\(help.stdout)")
+        _ = server
+    }
+
     @Test func killedMidRunThenRunAgainFetchesNoCompletedFileAgainAndResumesPartialOnesWithRanges() throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }

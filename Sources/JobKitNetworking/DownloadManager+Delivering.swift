@@ -1,0 +1,27 @@
+import Dispatch
+import Foundation
+import JobKit
+
+extension DownloadManager {
+    // MARK: Delivering
+
+    /// Wakes the result queue for a delivery, now or after the delay the state machine asked.
+    func schedule(_ wake: DeliveryWake?) {
+        guard let wake else { return }
+        switch wake {
+        case .now:
+            configuration.resultQueue.async { [self] in deliver(wake) }
+        case .later(_, let delay):
+            let deadline = DispatchTime.now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))
+            configuration.resultQueue.asyncAfter(deadline: deadline) { [self] in deliver(wake) }
+        }
+    }
+
+    /// On the result queue: hands the events and the snapshot to `onUpdate` (unless the wake is
+    /// stale), then schedules what arrived meanwhile.
+    func deliver(_ wake: DeliveryWake) {
+        guard let update = state.withLock({ $0.beginDelivery(wake, now: Self.now()) }) else { return }
+        onUpdate(update)
+        schedule(state.withLock { $0.endDelivery(now: Self.now()) })
+    }
+}

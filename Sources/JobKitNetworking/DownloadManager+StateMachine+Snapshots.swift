@@ -1,0 +1,97 @@
+import Foundation
+import JobKit
+
+extension DownloadManagerStateMachine {
+    // MARK: Snapshots
+
+    /// The item `id` now.
+    func item(_ id: ItemID, now: UInt64) -> DownloadManager.Item {
+        let entry = entries[id]!
+        var progress = DownloadManager.ByteProgress(received: entry.received, expected: entry.expected)
+        if case .running = entry.phase {
+            progress.bytesPerSecond = entry.meter.rate(entry.transferred, at: now)
+            if let expected = entry.expected, progress.bytesPerSecond > 0 {
+                progress.secondsRemaining = Double(max(expected - entry.received, 0)) / progress.bytesPerSecond
+            }
+        }
+        return DownloadManager.Item(
+            id: id, url: entry.url, name: entry.name, file: entry.file, checksum: entry.checksum,
+            state: state(of: entry), progress: progress)
+    }
+
+    /// The item `id` now, if there is one.
+    func itemIfAny(_ id: ItemID, now: UInt64) -> DownloadManager.Item? {
+        entries[id] == nil ? nil : item(id, now: now)
+    }
+
+    /// Every item and the totals now; notes the byte counts for the speeds.
+    mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
+        totalMeter.record(totalTransferred, at: now)
+        for id in order {
+            guard case .running = entries[id]?.phase else { continue }
+            entries[id]!.meter.record(entries[id]!.transferred, at: now)
+        }
+        let items = order.map { item($0, now: now) }
+        return (items, totals(of: items, now: now))
+    }
+
+    func totals(of items: [DownloadManager.Item], now: UInt64) -> DownloadManager.Totals {
+        var totals = DownloadManager.Totals()
+        /// The bytes the active items still need.
+        var left: Int64 = 0
+        for item in items {
+            switch item.state {
+            case .pending: totals.pending += 1
+            case .running, .verifying: totals.running += 1
+            case .suspended: totals.suspended += 1
+            case .completed: totals.completed += 1
+            case .failed: totals.failed += 1
+            case .cancelled: totals.cancelled += 1
+            }
+            switch item.state {
+            case .failed, .cancelled: continue
+            default: break
+            }
+            // `received` and `expected` add up the same items, so that one never outgrows the other.
+            if let expected = item.progress.expected {
+                totals.received += item.progress.received
+                totals.expected += expected
+                if item.state.isActive { left += max(expected - item.progress.received, 0) }
+            } else {
+                totals.receivedOfUnknownLength += item.progress.received
+                if item.state.isActive { totals.itemsOfUnknownLength += 1 }
+            }
+        }
+        totals.bytesPerSecond = totalMeter.rate(totalTransferred, at: now)
+        if totals.itemsOfUnknownLength == 0, totals.bytesPerSecond > 0 {
+            totals.secondsRemaining = Double(left) / totals.bytesPerSecond
+        }
+        return totals
+    }
+
+    func summary(now: UInt64) -> DownloadManager.Summary {
+        let items = order.map { item($0, now: now) }
+        return DownloadManager.Summary(items: items, totals: totals(of: items, now: now))
+    }
+
+    var activeCount: Int { pendingCount + runningCount }
+
+    // MARK: Delivery
+
+    /// A woken delivery starts: the events and the snapshot to hand to `onUpdate`, or nil when the
+    /// wake is stale or a delivery is under way.
+    mutating func beginDelivery(_ wake: Wake, now: UInt64) -> DownloadManager.Update? {
+        guard outbox.begin(wake, now: now) else { return nil }
+        let events = outbox.takeEvents()
+        let (items, totals) = snapshot(now: now)
+        return DownloadManager.Update(events: events, items: items, totals: totals)
+    }
+
+    /// The delivery ended: when to wake again, if anything waits.
+    mutating func endDelivery(now: UInt64) -> Wake? {
+        outbox.end(now: now, interval: interval)
+    }
+
+    /// How many events wait for delivery (for tests).
+    var undeliveredEventCount: Int { outbox.eventCount }
+}

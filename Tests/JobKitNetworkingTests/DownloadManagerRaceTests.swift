@@ -1,0 +1,130 @@
+import Foundation
+import JobKit
+import Testing
+
+@testable import JobKitNetworking
+
+/// `DownloadManager` end to end, with a control landing in the middle of its work every time
+/// (through its test hooks).
+@Suite struct DownloadManagerRaceTests {
+    /// The manager, for hooks that act on it once it exists.
+    final class ManagerBox: Sendable {
+        private let box = LockedBox<DownloadManager?>.make(nil)
+        /// What a hook saw, in order.
+        private let seen = LockedBox<[String]>.make([])
+        private let acted = LockedBox<Bool>.make(false)
+
+        var manager: DownloadManager? {
+            get { box.withLock { $0 } }
+            set { box.withLock { $0 = newValue } }
+        }
+
+        var notes: [String] { seen.withLock { $0 } }
+
+        func note(_ text: String) { seen.withLock { $0.append(text) } }
+
+        /// True the first time only.
+        func once() -> Bool {
+            acted.withLock { acted in
+                defer { acted = true }
+                return !acted
+            }
+        }
+    }
+
+    @Test func anItemResumedAsItsCancelledPartIsAboutToBeUnlinkedStartsAfterTheUnlink() async throws {
+        let bytes = pattern(100_000)
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { _, index in
+            index == 0 ? .stall(body: bytes, sent: 40_000, until: release) : .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        var configuration = testConfiguration(log, maxConcurrent: 2)
+        configuration.testHooks.beforeUnlink = { paths in
+            guard paths.contains(where: { $0.hasSuffix("a.bin.part") }), box.once(), let manager = box.manager,
+                let id = manager.items.first?.id
+            else { return }
+            try? manager.resume(id)
+            box.note(manager.item(id)?.state.name ?? "gone")
+        }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        box.manager = manager
+        let id = try manager.add(server.url("a.bin"))
+        await eventually("a has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 40_000 }
+
+        try manager.cancel(id)
+
+        #expect(box.notes == ["pending"], "resumed between the decision and the unlink, it waits for the unlink")
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.map(\.id) == [id])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == bytes)
+        manager.close()
+    }
+
+    @Test func aCancelOnceTheFileIsTakingItsNameIsTooLateAndTheItemCompletes() async throws {
+        let bytes = pattern(50_000)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        var configuration = testConfiguration(log)
+        configuration.testHooks.afterFinishing = { id in
+            guard let manager = box.manager else { return }
+            try? manager.cancel(id)
+            box.note(manager.item(id)?.state.name ?? "gone")
+        }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        box.manager = manager
+
+        let id = try manager.add(server.url("a.bin"))
+
+        let summary = await manager.waitUntilFinished()
+        #expect(box.notes == ["running"])
+        #expect(summary.completed.map(\.id) == [id])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == bytes)
+        await log.waitForDrain()
+        #expect(!log.states(of: id).contains(.cancelled))
+        manager.close()
+    }
+
+    @Test func aRemoveOnceTheFileIsTakingItsNameDeletesItAfterAndTheNameCanBeAddedAgain() async throws {
+        let bytes = pattern(50_000)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        let url = server.url("a.bin")
+        var configuration = testConfiguration(log)
+        configuration.testHooks.afterFinishing = { id in
+            guard box.once(), let manager = box.manager else { return }
+            do {
+                try manager.remove(id, deletingFile: true)
+                let again = try manager.add(url)
+                box.note(manager.item(again)?.state.name ?? "gone")
+            } catch {
+                box.note("\(error)")
+            }
+        }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        box.manager = manager
+
+        let first = try manager.add(url)
+        await log.wait(until: { _ in log.events.contains { if case .removed = $0 { true } else { false } } })
+
+        let summary = await manager.waitUntilFinished()
+        #expect(box.notes == ["pending"], "the new item waits for the removed one's file to go")
+        #expect(summary.items.count == 1)
+        #expect(summary.completed.map(\.id) != [first])
+        #expect(summary.completed.count == 1, "not fileInTheWay: \(summary.items.map(\.state))")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == bytes)
+        #expect(!exists(folder.appendingPathComponent("a.bin.part")))
+        #expect(server.requests.count == 2)
+        manager.close()
+    }
+}
