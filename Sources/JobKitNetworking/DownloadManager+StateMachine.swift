@@ -21,6 +21,11 @@ struct DownloadManagerStateMachine<Handle> {
         case completed(size: Int64)
         case failed(Failure)
         case cancelled
+
+        var isCancelled: Bool {
+            if case .cancelled = self { return true }
+            return false
+        }
     }
 
     /// One run of an item: its token tells its callbacks from a stale run's.
@@ -319,8 +324,9 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// What a run that is no longer current leaves to do when it reports its end.
     enum AfterEnd {
-        /// Its item was cancelled or removed: remove its `.part`, unless an item of the name runs
-        /// again (its run owns the `.part` then).
+        /// Its item was cancelled or removed: remove its `.part`, unless an item of the name holds it
+        /// again (resumed or added again: running, pending, suspended or failed, it keeps its `.part`
+        /// to resume from).
         case removePart(name: String, paths: [String])
         /// Its item was removed as its file took the name (the name is marked cleaning until this
         /// is done): the file is a completed item's then, removed only when `deletingFile`; a run
@@ -342,7 +348,7 @@ struct DownloadManagerStateMachine<Handle> {
         case nil:
             break
         case .removePart(let name, let paths):
-            if let id = names[name], case .running = entries[id]?.phase { break }
+            if let id = names[name], let phase = entries[id]?.phase, !phase.isCancelled { break }
             clean(name, paths, into: &actions)
         case .removedWhileFinalizing(let name, let deletingFile):
             let path = file(named: name).path

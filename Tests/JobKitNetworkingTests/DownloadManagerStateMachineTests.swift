@@ -142,6 +142,31 @@ import Testing
         #expect(late.unlinks.isEmpty)
     }
 
+    /// Cancel, resume, suspend, and only then the cancelled run reports its end: the suspended item's
+    /// `.part` (made by its second run) is kept for its resume. So is a failed, a pending or a
+    /// completed one's; a name still cancelled, or nobody's, loses it.
+    @Test func aLateEndOfACancelledRunLeavesThePartOfAnItemThatHoldsTheNameAgain() throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a")], to: &machine)
+        let first = actions.starts[0].token
+        let cancelled = try machine.cancel(ids[0], now: 1)
+        _ = machine.cleaned(cancelled.cleaning, now: 1)
+        let resumed = try machine.resume(ids[0], now: 2)
+        #expect(resumed.starts.count == 1)
+        _ = try machine.suspend(ids[0], now: 3)
+        #expect(states(machine) == ["suspended"])
+        let lateEnd = machine.runEnded(ids[0], token: first, .cancelled, now: 4)
+        #expect(lateEnd.unlinks.isEmpty, "the suspended item resumes from its .part")
+
+        // Still cancelled when the run ends: its .part goes.
+        var other = self.machine(limit: 1)
+        let (otherIDs, otherActions) = try add([request("b")], to: &other)
+        let cancelledAgain = try other.cancel(otherIDs[0], now: 1)
+        _ = other.cleaned(cancelledAgain.cleaning, now: 1)
+        let ended = other.runEnded(otherIDs[0], token: otherActions.starts[0].token, .cancelled, now: 2)
+        #expect(ended.unlinks == ["/downloads/b.part", "/downloads/b.part.meta"])
+    }
+
     @Test func anOperationOnEveryItemStartsNothingItThenStops() throws {
         var machine = machine(limit: 1)
         let (ids, _) = try add([request("a"), request("b"), request("c")], to: &machine)
