@@ -1,17 +1,24 @@
 #include "CJobKitLock.h"
 
 #if defined(__linux__)
+#include <errno.h>
 #include <linux/futex.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+// Both keep errno as it was, like pthread_mutex_lock: a caller may take a lock between a failed call
+// and reading its errno.
 static void wait_while_two(uint32_t *word) {
+    int saved = errno;
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    errno = saved;
 }
 
 static void wake_one(uint32_t *word) {
+    int saved = errno;
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
 }
 
 static void lock_contended(uint32_t *word) {
