@@ -33,21 +33,18 @@ typealias RunEntry = @Sendable (RunStorage) -> Void
 /// The mutex is the buffer's header and the state machine its one element: the standard library's
 /// `ManagedBuffer` makes and destroys a header through unspecialized code (a value-witness call to
 /// copy it in, another to destroy it), which costs nothing for a plain mutex word; the state machine
-/// is initialized and destroyed here, in code the compiler sees whole (about 100 instructions a run
-/// fewer).
+/// is initialized and destroyed here, in code the compiler sees whole.
 final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
-    /// A storage for a new run, with its mutex free. The state machine is built in place (copying a
-    /// built one in would cost a retain and a release of each of its fields).
+    /// A storage for a new run, with its mutex free.
     @inline(__always)
     static func make(
         entry: @escaping RunEntry, queue: DispatchQueue, completion: ErasedRunCompletion, trace: TraceContext?
     ) -> RunStorage {
         let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in PlatformMutex() }, to: RunStorage.self)
-        // The pointers stay valid while `storage` lives; taken out of the closures so that the state
-        // machine is moved into place, not copied from the closure's captures.
-        let (mutex, state) = storage.withUnsafeMutablePointers { ($0, $1) }
-        MutexOps.initialize(mutex)
-        state.initialize(to: RunStateMachine(entry: entry, queue: queue, completion: completion, trace: trace))
+        storage.withUnsafeMutablePointers { mutex, state in
+            MutexOps.initialize(mutex)
+            state.initialize(to: RunStateMachine(entry: entry, queue: queue, completion: completion, trace: trace))
+        }
         return storage
     }
 
