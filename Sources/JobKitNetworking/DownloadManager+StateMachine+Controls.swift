@@ -14,6 +14,7 @@ extension DownloadManagerStateMachine {
         }
         // Too late: its file is complete and taking its name; it ends completed.
         guard !isFinalizing(entry) else { return Actions() }
+        holdNameUntilEnded(entry)
         var actions = transition(id, to: .suspended, now: now)
         record(.state(id.rawValue, .suspended))
         actions.writesJournal = true
@@ -43,6 +44,7 @@ extension DownloadManagerStateMachine {
         guard !isFinalizing(entry) else { return Actions() }
         entries[id]?.received = 0
         entries[id]?.expected = nil
+        holdNameUntilEnded(entry)
         var actions = transition(id, to: .cancelled, now: now)
         clean(entry.name, partFiles(of: entry), into: &actions)
         unlinkPartWhenEnded(entry)
@@ -67,6 +69,7 @@ extension DownloadManagerStateMachine {
             cleaning[entry.name, default: 0] += 1
         } else {
             if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
+            holdNameUntilEnded(entry)
             unlinkPartWhenEnded(entry)
             if case .completed = entry.phase {
                 if deletingFile, entry.ownsFile { clean(entry.name, [file(of: entry)], into: &actions) }
@@ -124,10 +127,20 @@ extension DownloadManagerStateMachine {
     }
 
     /// Closes the manager: running items go back to pending (in memory; the journal already says
-    /// so) and their runs are cancelled; waiters get the summary; nothing starts any more.
+    /// so) and their runs are cancelled; waiters get the summary; nothing starts any more. The
+    /// `.part`s that stopped runs were to remove when they end are removed now (by the caller,
+    /// before the directory is released): a run ending after `close()` touches no file, since a
+    /// new manager may own the directory by then.
     mutating func close(now: UInt64) -> Actions {
         guard !isClosed else { return Actions() }
         var actions = Actions()
+        for (_, after) in afterEnd {
+            guard case .removePart(let name, let paths) = after else { continue }
+            if let id = names[name], let phase = entries[id]?.phase, !phase.isCancelled { continue }
+            actions.unlinks += paths
+        }
+        afterEnd = [:]
+        stopping = [:]
         for id in order {
             guard let entry = entries[id], case .running(let run) = entry.phase else { continue }
             if let handle = run.handle { actions.cancels.append(handle) }

@@ -124,11 +124,19 @@ struct DownloadManagerStateMachine<Handle> {
     var nextToken: UInt64 = 0
     /// Pending items per host, in ticket order; stale slots are dropped when they reach the front.
     var queues: [String: Deque<(id: ItemID, ticket: UInt64)>] = [:]
+    /// Slots in `queues`, stale ones included: when they outnumber twice the pending items, the
+    /// queues are swept (an item suspended and resumed a million times behind a blocked head would
+    /// otherwise leave a million stale slots).
+    var queuedSlots = 0
     var runningByHost: [String: Int] = [:]
     var runningCount = 0
     var pendingCount = 0
     /// What to do when a run that is no longer current reports its end, by its token.
     var afterEnd: [UInt64: AfterEnd] = [:]
+    /// Runs that were stopped (suspended, cancelled, removed) and have not reported their end, by
+    /// token, with their item's name: the name counts as cleaning until then, so that nothing of
+    /// the name starts while the stopped run may still hold its `.part`.
+    var stopping: [UInt64: String] = [:]
     /// Names whose files are being unlinked, with how many unlinks are under way: nothing of the
     /// name starts until they are done, so that none removes a new run's `.part` or file.
     var cleaning: [String: Int] = [:]
@@ -341,9 +349,19 @@ struct DownloadManagerStateMachine<Handle> {
         afterEnd[run.token] = .removePart(name: entry.name, paths: partFiles(of: entry))
     }
 
+    /// Marks the name of an item whose run is being stopped as cleaning until that run reports
+    /// its end (a run that has not opened its `.part` yet may still do so, until it is cancelled).
+    mutating func holdNameUntilEnded(_ entry: Entry) {
+        guard case .running(let run) = entry.phase else { return }
+        stopping[run.token] = entry.name
+        cleaning[entry.name, default: 0] += 1
+    }
+
     /// A run that is no longer current ended: removes what its item's cancellation or removal left.
     mutating func staleRunEnded(_ token: UInt64, _ outcome: Outcome) -> Actions {
         var actions = Actions()
+        // Released once this action's unlinks (if any) are done.
+        if let name = stopping.removeValue(forKey: token) { actions.cleaning.append(name) }
         switch afterEnd.removeValue(forKey: token) {
         case nil:
             break
@@ -430,8 +448,29 @@ struct DownloadManagerStateMachine<Handle> {
         nextTicket += 1
         entries[id]?.phase = .pending(ticket: nextTicket)
         queues[entry.host, default: Deque()].append((id, nextTicket))
+        queuedSlots += 1
         pendingCount += 1
         hasActivity = true
+        if queuedSlots > 2 * pendingCount + 64 { sweepQueues() }
+    }
+
+    /// Whether a queue slot is its item's current one (the item is pending under that ticket).
+    func isLive(_ slot: (id: ItemID, ticket: UInt64)) -> Bool {
+        if case .pending(let ticket) = entries[slot.id]?.phase { return ticket == slot.ticket }
+        return false
+    }
+
+    /// Drops every stale slot, keeping the order: O(slots), paid once the stale ones are at least
+    /// half of them, so amortized O(1) per `enqueue`.
+    mutating func sweepQueues() {
+        var slots = 0
+        for (host, queue) in queues {
+            var kept = Deque<(id: ItemID, ticket: UInt64)>()
+            for slot in queue.elements where isLive(slot) { kept.append(slot) }
+            slots += kept.count
+            queues[host] = kept.count == 0 ? nil : kept
+        }
+        queuedSlots = slots
     }
 
     /// Updates the counts for an item leaving its phase.
@@ -475,9 +514,9 @@ struct DownloadManagerStateMachine<Handle> {
         for host in Array(queues.keys) {
             if let perHost, runningByHost[host, default: 0] >= perHost { continue }
             // Drop stale slots: items that left `pending`, or were queued again under a new ticket.
-            while let head = queues[host]?.first {
-                if case .pending(let ticket) = entries[head.id]?.phase, ticket == head.ticket { break }
+            while let head = queues[host]?.first, !isLive(head) {
                 _ = queues[host]!.popFirst()
+                queuedSlots -= 1
             }
             guard let head = queues[host]?.first else {
                 queues[host] = nil
@@ -488,6 +527,7 @@ struct DownloadManagerStateMachine<Handle> {
             if best == nil || head.ticket < best!.ticket { best = (host, head.ticket) }
         }
         guard let best else { return nil }
+        queuedSlots -= 1
         return queues[best.host]!.popFirst()!.id
     }
 

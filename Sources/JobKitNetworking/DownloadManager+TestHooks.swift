@@ -2,6 +2,8 @@ extension DownloadManager {
     /// Points where a test acts in the middle of the manager's work, so that a race it checks
     /// happens every time. They do nothing unless a test sets them.
     struct TestHooks: Sendable {
+        /// A transition decided to stop runs, with no lock held, just before they are cancelled.
+        var beforeCancel: @Sendable () -> Void = {}
         /// The paths a transition decided to unlink, with no lock held, just before they are.
         var beforeUnlink: @Sendable (_ paths: [String]) -> Void = { _ in }
         /// An item's run recorded `finishing` (its `.part` is complete and verified), just before

@@ -124,8 +124,10 @@ public final class DownloadManager: Sendable {
             let entry = contents.entries[index]
             let path = directory.appendingPathComponent(entry.name, isDirectory: false).path
             let part = Self.facts(at: path + ".part")
-            contents.entries[index].status = Self.restoredStatus(
-                entry, file: Self.facts(at: path), partExists: part != .missing)
+            let status = Self.restoredStatus(entry, file: Self.facts(at: path), partExists: part != .missing)
+            contents.entries[index].status = status
+            // A completed file that changed since is somebody else's now: never replaced.
+            if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
             if case .file(let size) = part { partLengths[entry.id] = size }
         }
         // The journal is rewritten from what it said before anything runs: torn lines go.
@@ -205,7 +207,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Queues a suspended, failed or cancelled item again (a partial `.part` resumes where it ends).
-    /// Does nothing for a pending, running or completed item.
+    /// An item whose run was just stopped starts once that run has let go of its `.part`. Does
+    /// nothing for a pending, running or completed item.
     ///
     /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
     public func resume(_ id: ItemID) throws(DownloadManagerError) {
@@ -307,13 +310,15 @@ public final class DownloadManager: Sendable {
     // MARK: Closing
 
     /// Stops the manager: running downloads are cancelled (their `.part`s stay, and the journal
-    /// keeps them pending for the next manager), the journal is compacted and closed, and the
-    /// directory is free for another manager when this returns. Waiters get the summary; every
+    /// keeps them pending for the next manager), the `.part`s of cancelled items are removed, the
+    /// journal is compacted and closed, and the directory is free for another manager when this
+    /// returns: a stopped run that reports its end later touches no file. Waiters get the summary; every
     /// method that changes items then throws `.closed`. Updates already queued are still delivered.
     /// Calling it again does nothing.
     public func close() {
         let actions = state.withLock { $0.close(now: Self.now()) }
         for handle in actions.cancels { handle.cancel() }
+        for path in actions.unlinks { unlink(path) }
         journal.withLock { box in
             guard let file = box.file else { return }
             try? Self.apply(state.withLock { $0.compacted() }, to: file)
@@ -362,8 +367,12 @@ public final class DownloadManager: Sendable {
         perform(actions)
     }
 
-    /// Carries out what a transition asked, with no lock held.
+    /// Carries out what a transition asked, with no lock held. The journal is written first: a
+    /// process killed after an unlink finds the change that made it (a removed item does not come
+    /// back as completed, with its file gone).
     private func perform(_ actions: Machine.Actions) {
+        if actions.writesJournal { writeJournal() }
+        if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
         if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
         for path in actions.unlinks { unlink(path) }
@@ -372,7 +381,6 @@ public final class DownloadManager: Sendable {
             perform(state.withLock { $0.cleaned(actions.cleaning, now: Self.now()) })
         }
         for start in actions.starts { launch(start) }
-        if actions.writesJournal { writeJournal() }
         if actions.syncsJournal { syncJournalSoon() }
         schedule(actions.wake)
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }

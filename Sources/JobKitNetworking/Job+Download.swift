@@ -22,9 +22,14 @@ extension Job where Value == URL {
     /// - A `.part` left by an earlier attempt (cancelled, failed, killed) is resumed only when its
     ///   metadata proves it is the same resource: the request carries `If-Range` with the stored ETag
     ///   or Last-Modified, and a 206 is accepted only when its `Content-Range` starts where the
-    ///   `.part` ends and its total matches. Anything else starts over from zero. A 416 for a `.part`
+    ///   `.part` ends, its total matches and it carries that same validator (a server that ignores
+    ///   `If-Range` sends its current version's). Anything else starts over from zero. A 416 for a `.part`
     ///   already as long as the stored total finalizes it. Without a validator the download starts
     ///   over, unless `blindResume` is true (then a bare `Range` request is trusted).
+    ///
+    /// - The request asks for the file as stored (`Accept-Encoding: identity`). A body the server
+    ///   content-codes anyway is written as the transport decodes it, with no announced length to
+    ///   check and no resume.
     ///
     /// Progress is reported through the controller. The body is written to disk as it arrives, on
     /// the client's delegate queue; the run completes on the queue it was performed on. Transport
@@ -160,6 +165,8 @@ private final class Download: @unchecked Sendable {
     /// Requests the file, from `offset` when resuming.
     func attempt(resumingAt offset: Int64?) {
         var request = URLRequest(url: url)
+        // The file as the server keeps it: ranges, lengths and checksums are of those bytes.
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if let offset {
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             if let validator = metadata?.validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
@@ -175,6 +182,7 @@ private final class Download: @unchecked Sendable {
                 let range = ContentRange(response.lowercasedHeaders["content-range"])
                 written = range?.range?.lowerBound ?? 0
                 total = range?.total ?? (response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
+                if isEncoded(response.lowercasedHeaders) { total = nil }
                 hooks?.began(written, total)
             }
             if case .startOver = mode { return false }
@@ -272,7 +280,7 @@ private final class Download: @unchecked Sendable {
             let sameResource =
                 range?.range?.lowerBound == offset && range?.total != nil
                 && (metadata?.total == nil || metadata?.total == range?.total)
-                && (metadata?.etag == nil || headers["etag"] == nil || headers["etag"] == metadata?.etag)
+                && carriesTheValidator(headers) && !isEncoded(headers)
             guard sameResource else { return .startOver }
             try part.seek(to: offset)
             return .writing
@@ -287,10 +295,33 @@ private final class Download: @unchecked Sendable {
         }
     }
 
-    /// Writes the metadata of the response that starts the `.part`.
+    /// Whether a 206 names the version the `.part` holds: it must carry the validator that
+    /// `If-Range` sent (the ETag, or the Last-Modified date when there is no strong ETag). A server
+    /// that ignores `If-Range` answers a changed file with a range of its new version, and a
+    /// missing or different validator is the only sign of it.
+    private func carriesTheValidator(_ headers: [String: String]) -> Bool {
+        guard let validator = metadata?.validator else { return true }  // a blind resume: nothing to compare
+        if validator == metadata?.etag { return headers["etag"] == validator }
+        return headers["last-modified"] == validator
+    }
+
+    /// Whether the body is content-coded (gzip, say) despite `Accept-Encoding: identity`: the
+    /// transport decodes it, so its length and ranges are not the bytes written.
+    private func isEncoded(_ headers: [String: String]) -> Bool {
+        guard let coding = headers["content-encoding"]?.trimmingCharacters(in: .whitespaces).lowercased() else {
+            return false
+        }
+        return !coding.isEmpty && coding != "identity"
+    }
+
+    /// Writes the metadata of the response that starts the `.part`. A content-coded body keeps no
+    /// validator or total: what was written is decoded, so it can be neither measured against the
+    /// announced length nor resumed by a range.
     private func remember(_ headers: [String: String], total: Int64?) throws {
+        let encoded = isEncoded(headers)
         let metadata = PartMetadata(
-            url: url.absoluteString, etag: headers["etag"], lastModified: headers["last-modified"], total: total)
+            url: url.absoluteString, etag: encoded ? nil : headers["etag"],
+            lastModified: encoded ? nil : headers["last-modified"], total: encoded ? nil : total)
         try part.writeMetadata(metadata)
         self.metadata = metadata
     }

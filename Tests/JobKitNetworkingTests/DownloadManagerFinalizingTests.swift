@@ -71,7 +71,7 @@ import Testing
 
     @Test func anItemResumedBeforeItsCancelledPartIsUnlinkedWaitsForTheUnlink() throws {
         var machine = machine()
-        let (ids, _) = machine.commit(try machine.prepare([request("a")]), now: 0)
+        let (ids, actions) = machine.commit(try machine.prepare([request("a")]), now: 0)
         let cancelled = try machine.cancel(ids[0], now: 1)
         #expect(cancelled.cleaning == ["a"])
 
@@ -80,7 +80,10 @@ import Testing
         #expect(resumed.starts.isEmpty, "its .part is not unlinked yet")
         #expect(machine.item(ids[0], now: 2).state == .pending)
         let cleaned = machine.cleaned(cancelled.cleaning, now: 3)
-        #expect(cleaned.starts.map(\.id) == ids)
+        #expect(cleaned.starts.isEmpty, "nor has its cancelled run ended")
+        let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 4)
+        #expect(ended.unlinks.isEmpty, "pending again, the item resumes from what the run left")
+        #expect(machine.cleaned(ended.cleaning, now: 4).starts.map(\.id) == ids)
     }
 
     @Test func aNameAddedAgainBeforeTheRemovedItemsFilesAreUnlinkedWaitsForTheUnlink() throws {
@@ -100,24 +103,24 @@ import Testing
         #expect(cleaned.starts.map(\.id) == [again[0]])
     }
 
-    @Test func theStaleRunsLateEndLeavesTheResumedItemsPartAndName() throws {
+    @Test func theStaleRunsLateEndLeavesTheResumedItemsPartAndStartsIt() throws {
         var machine = machine()
         let (ids, actions) = machine.commit(try machine.prepare([request("a")]), now: 0)
         let cancelled = try machine.cancel(ids[0], now: 1)
         _ = machine.cleaned(cancelled.cleaning, now: 1)
         _ = try machine.suspend(ids[0], now: 1)  // cancelled: does nothing
         let resumed = try machine.resume(ids[0], now: 2)
-        let newToken = try #require(resumed.starts.first?.token)
+        #expect(resumed.starts.isEmpty, "the cancelled run has not ended")
         _ = try machine.suspend(ids[0], now: 3)
 
-        // The first run ends late: the suspended item holds the name again, so its .part (the second
-        // run's, to resume from) stays, and nothing waits for an unlink.
+        // The first run ends late: the suspended item holds the name again, so the .part stays.
         let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 4)
         #expect(ended.unlinks.isEmpty)
-        #expect(ended.cleaning.isEmpty)
+        #expect(ended.cleaning == ["a"], "the name is released")
+        _ = machine.cleaned(ended.cleaning, now: 4)
         let resumedAgain = try machine.resume(ids[0], now: 5)
         #expect(resumedAgain.starts.count == 1)
-        #expect(newToken != actions.starts[0].token)
+        #expect(resumedAgain.starts.first?.token != actions.starts[0].token)
     }
 }
 

@@ -65,6 +65,76 @@ import Testing
         manager.close()
     }
 
+    @Test func anItemResumedBeforeItsSuspendedRunIsCancelledWaitsForThatRun() async throws {
+        // A resume between the suspend's decision and its cancel: the suspended run still holds
+        // the `.part`. The new run waits for it to end, instead of failing with "another download
+        // to it is running".
+        let bytes = pattern(200_000)
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { request, _ in
+            if let start = request.rangeStart {
+                return .respond(
+                    206, headers: ["ETag": "\"r\"", "Content-Range": "bytes \(start)-199999/200000"],
+                    body: bytes.dropFirst(start))
+            }
+            return .stall(body: bytes, sent: 50_000, until: release, headers: ["ETag": "\"r\""])
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        var configuration = testConfiguration(log)
+        configuration.testHooks.beforeCancel = {
+            guard box.once(), let manager = box.manager, let id = manager.items.first?.id else { return }
+            try? manager.resume(id)
+            // Long enough for a run that started at once to open the `.part` and fail.
+            Thread.sleep(forTimeInterval: 0.2)
+            box.note(manager.item(id)?.state.name ?? "gone")
+        }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        box.manager = manager
+        let id = try manager.add(server.url("r.bin"))
+        await eventually("r has bytes") { fileSize(folder.appendingPathComponent("r.bin.part")) == 50_000 }
+
+        try manager.suspend(id)
+        let summary = await manager.waitUntilFinished()
+
+        #expect(box.notes == ["pending"])
+        #expect(!log.states(of: id).contains { $0.isFailed }, "\(log.states(of: id).compactMap(\.failure))")
+        #expect(summary.completed.map(\.id) == [id])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("r.bin")) == bytes)
+        #expect(server.requests.last?.headers["range"] == "bytes=50000-", "resumed where the part ends")
+    }
+
+    @Test func aRemovalIsInTheJournalBeforeItsFilesAreUnlinked() async throws {
+        // Killed between the two, the next manager must not bring the item back.
+        let bytes = pattern(100_000)
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { _, _ in .stall(body: bytes, sent: 30_000, until: release) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        var configuration = testConfiguration(log)
+        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
+        configuration.testHooks.beforeUnlink = { paths in
+            let text = (try? String(contentsOf: journal, encoding: .utf8)) ?? ""
+            box.note(text.contains("\"op\":\"remove\"") ? "journaled" : "not journaled")
+        }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("x.bin"))
+        await eventually("x has bytes") { fileSize(folder.appendingPathComponent("x.bin.part")) == 30_000 }
+
+        try manager.remove(id)
+
+        #expect(box.notes.first == "journaled")
+        await eventually("the part is gone") { !exists(folder.appendingPathComponent("x.bin.part")) }
+    }
+
     @Test func aCancelOnceTheFileIsTakingItsNameIsTooLateAndTheItemCompletes() async throws {
         let bytes = pattern(50_000)
         let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }

@@ -130,6 +130,41 @@ struct RestoreServer {
         try await expectRestoredAndCompleted(in: folder, server, requestsBefore: before)
     }
 
+    @Test func aCompletedFileEditedSinceIsNeverReplacedEvenWhenAddedAgain() async throws {
+        let server = try RestoreServer()
+        defer { server.server.stop() }
+        let folder = try scratchFolder()
+        let file = folder.appendingPathComponent("q0.bin")
+        do {
+            let log = UpdateLog()
+            let first = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+            try first.add(server.url("q0.bin"))
+            _ = await first.waitUntilFinished()
+            first.close()
+        }
+        let edited = Data("the user's own notes\n".utf8)
+        try edited.write(to: file)
+        let requestsBefore = server.server.requests.count
+
+        let log = UpdateLog()
+        let second = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        defer { second.close() }
+        #expect(second.items.first?.state.failure?.kind == .fileInTheWay)
+        try second.add(server.url("q0.bin"))  // queued again: it must fail again, not overwrite
+        let summary = await second.waitUntilFinished()
+
+        #expect(summary.failed.first?.state.failure?.kind == .fileInTheWay)
+        #expect(try Data(contentsOf: file) == edited)
+        #expect(server.server.requests.count == requestsBefore)
+        // And the next manager still knows the file is not its own.
+        second.close()
+        let third = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        defer { third.close() }
+        try third.add(server.url("q0.bin"))
+        _ = await third.waitUntilFinished()
+        #expect(try Data(contentsOf: file) == edited)
+    }
+
     @Test func aProcessKilledMidRunIsRestoredByTheNextManager() async throws {
         let server = try RestoreServer()
         defer {

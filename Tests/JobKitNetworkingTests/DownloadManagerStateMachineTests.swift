@@ -131,15 +131,17 @@ import Testing
         // The manager reports the unlinks done.
         _ = machine.cleaned(cancelled.cleaning + ended.cleaning, now: 3)
 
-        // Running again before the cancelled run reported its end: the new run owns the .part.
-        _ = try machine.resume(ids[0], now: 4)
+        // Resumed and cancelled again: queued again, it waits until the second run reported its
+        // end, and then resumes from what that run left.
+        let second = try #require(try machine.resume(ids[0], now: 4).starts.first?.token)
         let restart = try machine.cancel(ids[0], now: 5)
         #expect(restart.unlinks.count == 2)
         _ = machine.cleaned(restart.cleaning, now: 5)
-        let again = try machine.resume(ids[0], now: 6)
-        #expect(again.starts.count == 1)
-        let late = machine.runEnded(ids[0], token: again.starts[0].token - 1, .cancelled, now: 7)
-        #expect(late.unlinks.isEmpty)
+        let waiting = try machine.resume(ids[0], now: 6)
+        #expect(waiting.starts.isEmpty)
+        let secondEnded = machine.runEnded(ids[0], token: second, .cancelled, now: 7)
+        #expect(secondEnded.unlinks.isEmpty, "pending again: its .part is kept to resume from")
+        #expect(machine.cleaned(secondEnded.cleaning, now: 7).starts.count == 1)
     }
 
     /// Cancel, resume, suspend, and only then the cancelled run reports its end: the suspended item's
@@ -152,7 +154,7 @@ import Testing
         let cancelled = try machine.cancel(ids[0], now: 1)
         _ = machine.cleaned(cancelled.cleaning, now: 1)
         let resumed = try machine.resume(ids[0], now: 2)
-        #expect(resumed.starts.count == 1)
+        #expect(resumed.starts.isEmpty, "not before the cancelled run ended")
         _ = try machine.suspend(ids[0], now: 3)
         #expect(states(machine) == ["suspended"])
         let lateEnd = machine.runEnded(ids[0], token: first, .cancelled, now: 4)
@@ -488,6 +490,67 @@ import Testing
         #expect(throws: DownloadManagerError.nameTaken("done", by: ItemID(rawValue: 1))) {
             try machine.prepare([request("other", name: "done")])
         }
+    }
+
+    @Test func aResumedItemWaitsUntilItsStoppedRunHasEnded() throws {
+        // The stopped run may still hold the `.part` (its cancel is carried out after the lock):
+        // a new run of the name must not start before the old one reported its end.
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("a")], to: &machine)
+        let token = actions.starts[0].token
+        _ = machine.attach(41, to: ids[0], token: token)
+
+        let suspended = try machine.suspend(ids[0], now: 1)
+        _ = machine.cleaned(suspended.cleaning, now: 1)
+        let resumed = try machine.resume(ids[0], now: 2)
+        #expect(resumed.starts.isEmpty)
+        #expect(states(machine) == ["pending"])
+
+        let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 3)
+        #expect(ended.cleaning == ["a"])
+        let restarted = machine.cleaned(ended.cleaning, now: 3)
+        #expect(restarted.starts.map(\.id) == [ids[0]])
+        #expect(restarted.starts[0].token != token)
+    }
+
+    @Test func closeRemovesWhatStoppedRunsLeftAndTheirLateEndsTouchNothing() throws {
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("gone"), request("kept")], to: &machine)
+        _ = machine.attach(41, to: ids[0], token: actions.starts[0].token)
+        _ = machine.attach(42, to: ids[1], token: actions.starts[1].token)
+        let cancelled = try machine.cancel(ids[0], now: 1)
+        _ = machine.cleaned(cancelled.cleaning, now: 1)
+
+        let closed = machine.close(now: 2)
+
+        #expect(closed.cancels == [42])
+        #expect(closed.unlinks == ["/downloads/gone.part", "/downloads/gone.part.meta"])
+        // Another manager may own the directory now: the stopped runs' ends remove nothing.
+        let late = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 3)
+        let lateKept = machine.runEnded(ids[1], token: actions.starts[1].token, .cancelled, now: 3)
+        #expect(late.unlinks.isEmpty && lateKept.unlinks.isEmpty)
+        #expect(late.starts.isEmpty && lateKept.starts.isEmpty)
+    }
+
+    @Test func suspendingAndResumingBehindABlockedHeadLeavesNoGrowingQueue() throws {
+        // One slot for host a, taken; b waits at the head; c is suspended and resumed again and
+        // again behind it: each resume adds a slot, and the stale ones must not pile up.
+        var machine = machine(limit: 4, perHost: 1)
+        let (ids, _) = try add([request("a"), request("b"), request("c")], to: &machine)
+        for round in 0..<100_000 {
+            _ = try machine.suspend(ids[2], now: UInt64(round))
+            _ = try machine.resume(ids[2], now: UInt64(round))
+        }
+        #expect(machine.queuedSlots <= 2 * machine.pendingCount + 65)
+        #expect(states(machine) == ["running", "pending", "pending"])
+        // The order is kept: b, then c.
+        let running = try #require(
+            machine.entries[ids[0]].flatMap { entry -> UInt64? in
+                if case .running(let run) = entry.phase { return run.token }
+                return nil
+            })
+        let next = machine.runEnded(ids[0], token: running, .completed, now: 1)
+        #expect(next.starts.map(\.name) == ["b"])
     }
 }
 

@@ -25,10 +25,13 @@ func outcome<Value: Sendable>(of job: Job<Value>) async -> Result<Value, any Err
 }
 
 /// Writes a `.part` and its metadata as an interrupted download of `url` would have left them.
-func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, total: Int?) throws {
+func leavePart(
+    _ bytes: Data, of url: URL, at destination: URL, etag: String?, lastModified: String? = nil, total: Int?
+) throws {
     try bytes.write(to: destination.appendingPathExtension("part"))
     var metadata: [String: Any] = ["url": url.absoluteString]
     if let etag { metadata["etag"] = etag }
+    if let lastModified { metadata["lastModified"] = lastModified }
     if let total { metadata["total"] = total }
     try JSONSerialization.data(withJSONObject: metadata).write(
         to: URL(fileURLWithPath: destination.path + ".part.meta"))
@@ -150,6 +153,100 @@ func leavePart(_ bytes: Data, of url: URL, at destination: URL, etag: String?, t
 
         #expect(try Data(contentsOf: destination) == new)
         #expect(server.requests.map(\.headers["range"]) == ["bytes=30000-", nil])
+    }
+
+    @Test func aServerIgnoringIfRangeWithOnlyLastModifiedDoesNotSpliceVersions() async throws {
+        // The `.part` holds version 1, known by its Last-Modified date only. The server changed the
+        // file, ignores `If-Range`, and answers the range of version 2: spliced, the file would be
+        // neither version. The 206's Last-Modified differs, so the download starts over.
+        let old = pattern(100_000, seed: 1)
+        let new = pattern(100_000, seed: 2)
+        let newDate = "Tue, 24 Nov 2026 10:00:00 GMT"
+        let server = try ScriptedServer { request, _ in
+            if let start = request.rangeStart {
+                return .respond(
+                    206, headers: ["Last-Modified": newDate, "Content-Range": "bytes \(start)-99999/100000"],
+                    body: new.dropFirst(start))
+            }
+            return .respond(200, headers: ["Last-Modified": newDate], body: new)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("dated.bin")
+        let oldDate = "Mon, 23 Nov 2026 10:00:00 GMT"
+        try leavePart(
+            old.prefix(40_000), of: server.url("file"), at: destination, etag: nil, lastModified: oldDate,
+            total: 100_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == new)
+        #expect(server.requests.map(\.headers["if-range"]) == [oldDate, nil])
+        #expect(server.requests.map(\.headers["range"]) == ["bytes=40000-", nil])
+    }
+
+    @Test func aRangeWithoutTheValidatorThatWasSentStartsOver() async throws {
+        // The `.part` is known by an ETag; a 206 that carries none cannot show it is that version.
+        let bytes = pattern(60_000, seed: 4)
+        let server = try ScriptedServer { request, _ in
+            if let start = request.rangeStart {
+                return .respond(
+                    206, headers: ["Content-Range": "bytes \(start)-59999/60000"], body: bytes.dropFirst(start))
+            }
+            return .respond(200, headers: ["ETag": "\"v9\""], body: bytes)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("tagless.bin")
+        try leavePart(Data(count: 20_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 60_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.map(\.headers["range"]) == ["bytes=20000-", nil])
+    }
+
+    @Test func aRangeWithTheSameLastModifiedResumes() async throws {
+        let bytes = pattern(60_000, seed: 5)
+        let date = "Mon, 23 Nov 2026 10:00:00 GMT"
+        let server = try ScriptedServer { request, _ in
+            if let start = request.rangeStart, request.headers["if-range"] == date {
+                return .respond(
+                    206, headers: ["Last-Modified": date, "Content-Range": "bytes \(start)-59999/60000"],
+                    body: bytes.dropFirst(start))
+            }
+            return .respond(200, headers: ["Last-Modified": date], body: bytes)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("same-date.bin")
+        try leavePart(
+            bytes.prefix(25_000), of: server.url("file"), at: destination, etag: nil, lastModified: date, total: 60_000)
+
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.map(\.headers["range"]) == ["bytes=25000-"])
+    }
+
+    @Test func aContentCodedBodyIsNotMeasuredAgainstItsEncodedLength() async throws {
+        // Downloads ask for the bytes as stored (`Accept-Encoding: identity`). A server that gzips
+        // anyway announces the compressed length, while the transport hands over decoded bytes:
+        // that is no error, and the `.part` keeps no validator (its bytes are not the server's ranges).
+        let text = Data(String(repeating: "JobKit gzip body line\n", count: 200).utf8)
+        let gzip = try #require(
+            Data(
+                base64Encoded:
+                    "H4sIAAAAAAACA+3IsQ2AIBAAwN4pfh7YgmjIJ0YobGR6B+GuvDJazTf6yhltnF/c+VxHsdZaa6211lprrd12f8DLnckwEQAA"))
+        let server = try ScriptedServer { _, _ in
+            .respond(200, headers: ["Content-Encoding": "gzip", "ETag": "\"gz\""], body: gzip)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("coded.txt")
+
+        let result = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+
+        #expect(server.requests.first?.headers["accept-encoding"] == "identity")
+        #expect(throws: Never.self) { try result.get() }
+        let written = try Data(contentsOf: destination)
+        #expect(written == text || written == gzip)
     }
 
     @Test func aPartWithoutAValidatorStartsOverUnlessBlindResumeIsAsked() async throws {
