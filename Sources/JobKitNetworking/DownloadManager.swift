@@ -129,6 +129,10 @@ public final class DownloadManager: Sendable {
             // A completed file that changed since is somebody else's now: never replaced.
             if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
             if case .file(let size) = part { partLengths[entry.id] = size }
+            // What a process killed while writing metadata or finalizing leaves: nothing reads it
+            // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.
+            unlink(path + ".part.meta.tmp")
+            if part == .missing { unlink(path + ".part.meta") }
         }
         // The journal is rewritten from what it said before anything runs: torn lines go.
         let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
@@ -447,7 +451,9 @@ public final class DownloadManager: Sendable {
         writeJournal()
         if configuration.durability == .system {
             // The record is on disk before the rename: after a power loss the file is the manager's.
-            journal.withLock { box in try? box.file?.sync() }
+            // Synced through a descriptor of its own, with no lock held: other items' journal
+            // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
+            if let path = journal.withLock({ $0.file?.path }) { JournalFile.sync(path: path) }
         }
         configuration.testHooks.afterFinishing(start.id)
     }

@@ -165,6 +165,31 @@ struct RestoreServer {
         #expect(try Data(contentsOf: file) == edited)
     }
 
+    @Test func metadataLeftByAProcessKilledWhileFinalizingIsRemoved() async throws {
+        let server = try RestoreServer()
+        defer { server.server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let first = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        try first.add(server.url("q1.bin"))
+        _ = await first.waitUntilFinished()
+        first.close()
+        // Killed between the rename and the unlink of its metadata, and mid-way through a metadata write.
+        let file = folder.appendingPathComponent("q1.bin").path
+        for leftover in [file + ".part.meta", file + ".part.meta.tmp"] {
+            #expect(FileManager.default.createFile(atPath: leftover, contents: Data("{".utf8)))
+        }
+
+        let second = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        defer { second.close() }
+
+        #expect(second.items.first?.state == .completed)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                ".jobkit-downloads.journal", "q1.bin",
+            ])
+    }
+
     @Test func aProcessKilledMidRunIsRestoredByTheNextManager() async throws {
         let server = try RestoreServer()
         defer {
