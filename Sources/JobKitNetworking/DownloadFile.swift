@@ -152,8 +152,10 @@ final class PartFile: Sendable {
         }
     }
 
-    func write(_ data: Data) throws(DownloadError) {
-        try withDescriptor { descriptor throws(DownloadError) in try PartFile.writeAll(data, to: descriptor, path: part)
+    func write(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            guard let failure = POSIXFile.writeAll(bytes, to: descriptor) else { return }
+            throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
         }
     }
 

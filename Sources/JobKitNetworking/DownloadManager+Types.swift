@@ -19,8 +19,13 @@ extension DownloadManager {
         public var progressInterval: Duration
         /// Speeds are averaged over this window. Default 5 s.
         public var speedWindow: Duration
-        /// The client the downloads go through; nil: the manager makes one whose
-        /// `maxConnectionsPerHost` is `maxPerHost` (or `maxConcurrent`).
+        /// What the downloads go through. nil (the default): a `TransferClient` when `client` is
+        /// set; else an AsyncHTTPClient the manager makes and shuts down when it is released, with
+        /// `maxPerHost` (or `maxConcurrent`) connections per host, redirects followed, bodies as
+        /// sent, and a transfer silent for 60 s failing as timed out. See `DownloadTransport`.
+        public var transport: DownloadTransport?
+        /// The URLSession client the downloads go through when `transport` is nil: the same as
+        /// `transport: .urlSession(client)`. Default nil.
         public var client: TransferClient?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
@@ -39,8 +44,9 @@ extension DownloadManager {
             maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
             resultQueue: DispatchQueue = .main, progressInterval: Duration = .milliseconds(100),
             speedWindow: Duration = .seconds(5), client: TransferClient? = nil, queue: DispatchQueue = .global(),
-            durability: Durability = .process
+            durability: Durability = .process, transport: DownloadTransport? = nil
         ) {
+            self.transport = transport
             self.maxConcurrent = maxConcurrent
             self.maxPerHost = maxPerHost
             self.retry = retry

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import JobKit
@@ -74,7 +75,10 @@ public final class DownloadManager: Sendable {
     /// The journal's file.
     public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
 
-    let client: TransferClient
+    let transport: DownloadTransport
+    /// The AsyncHTTPClient the manager made for itself (no `transport` or `client` given): shut
+    /// down when the manager is released, which its running downloads prevent.
+    let ownedHTTPClient: HTTPClient?
     let onUpdate: @Sendable (Update) -> Void
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
@@ -102,9 +106,6 @@ public final class DownloadManager: Sendable {
         self.directory = directory
         self.configuration = configuration
         self.onUpdate = onUpdate
-        client =
-            configuration.client
-            ?? TransferClient(maxConnectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
         let (file, data) = try JournalFile.open(directory: directory, durability: configuration.durability)
         var contents: DownloadJournal.Contents
         do {
@@ -137,6 +138,16 @@ public final class DownloadManager: Sendable {
         // The journal is rewritten from what it said before anything runs: torn lines go.
         let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
         try file.replace(with: DownloadJournal.encode(header: header, records))
+        // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
+        if let transport = configuration.transport ?? configuration.client.map(DownloadTransport.urlSession) {
+            self.transport = transport
+            ownedHTTPClient = nil
+        } else {
+            let http = DownloadHTTPClient.make(
+                connectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
+            transport = .asyncHTTPClient(http)
+            ownedHTTPClient = http
+        }
         var machine = DownloadManagerStateMachine<JobHandle>(
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
             interval: configuration.progressInterval, window: configuration.speedWindow)
@@ -313,6 +324,10 @@ public final class DownloadManager: Sendable {
 
     // MARK: Closing
 
+    deinit {
+        ownedHTTPClient?.shutdown(queue: .global()) { _ in }
+    }
+
     /// Stops the manager: running downloads are cancelled (their `.part`s stay, and the journal
     /// keeps them pending for the next manager), the `.part`s of cancelled items are removed, the
     /// journal is compacted and closed, and the directory is free for another manager when this
@@ -419,7 +434,7 @@ public final class DownloadManager: Sendable {
             },
             beforeFinalize: { [self] path, length in try finalizing(start, part: path, length: length) })
         var job = Job<URL>.download(
-            from: start.url, to: file, client: client, blindResume: false, durability: configuration.durability,
+            from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
             hooks: hooks)
         let retry = configuration.retry
         if retry.attempts > 1 {

@@ -237,6 +237,9 @@ final class TransferHandler: @unchecked Sendable {
     /// then completes with `URLError(.cancelled)`).
     var onResponse: (HTTPURLResponse) throws -> Bool = { _ in true }
     var onData: (Data) throws -> Void = { _ in }
+    /// Takes the body's bytes instead of `onData` where the transport has them in a buffer of its
+    /// own (AsyncHTTPClient): no copy into a `Data`.
+    var onBytes: ((UnsafeRawBufferPointer) throws -> Void)?
     var onSent: (_ sent: Int64, _ expected: Int64) -> Void = { _, _ in }
     var onComplete: (_ response: URLResponse?, _ error: (any Error)?) -> Void = { _, _ in }
     /// A failure raised by `onResponse` or `onData` (a file that cannot be written, say).

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import JobKit
 import JobKitNetworking
@@ -6,6 +7,24 @@ import Testing
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+
+/// The transports every download test runs through.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    /// One client for every test: never released, so it needs no shutdown.
+    static let http = HTTPClient(eventLoopGroupProvider: .singleton)
+
+    var transport: DownloadTransport {
+        switch self {
+        case .urlSession: .urlSession(.shared)
+        case .asyncHTTPClient: .asyncHTTPClient(Self.http)
+        }
+    }
+
+    var testDescription: String { rawValue }
+}
 
 /// A fresh folder for one test.
 func scratchFolder() throws -> URL {
@@ -38,7 +57,8 @@ func leavePart(
 }
 
 @Suite struct DownloadSafetyTests {
-    @Test func aDirectoryAsDestinationFailsBeforeAnyRequestAndIsLeftIntact() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aDirectoryAsDestinationFailsBeforeAnyRequestAndIsLeftIntact(_ kind: TransportKind) async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
         defer { server.stop() }
         let folder = try scratchFolder()
@@ -46,7 +66,8 @@ func leavePart(
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         try Data("precious".utf8).write(to: destination.appendingPathComponent("keep.jpg"))
 
-        let result = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport))
 
         let error = try #require(result.failureError as? DownloadError)
         #expect(error.kind == .destinationIsDirectory)
@@ -56,13 +77,15 @@ func leavePart(
         #expect(kept == Data("precious".utf8))
     }
 
-    @Test func aMissingFolderFailsBeforeAnyRequestWithAReadableError() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aMissingFolderFailsBeforeAnyRequestWithAReadableError(_ kind: TransportKind) async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
         defer { server.stop() }
         let folder = try scratchFolder().appendingPathComponent("missing")
 
         let result = await outcome(
-            of: Job<URL>.download(from: server.url("file"), to: folder.appendingPathComponent("file.bin")))
+            of: Job<URL>.download(
+                from: server.url("file"), to: folder.appendingPathComponent("file.bin"), transport: kind.transport))
 
         let error = try #require(result.failureError as? DownloadError)
         #expect(error.kind == .folderMissing)
@@ -70,8 +93,8 @@ func leavePart(
         #expect(server.requests.isEmpty)
     }
 
-    @Test(.enabled(if: getuid() != 0, "root may write anywhere"))
-    func aReadOnlyFolderFailsBeforeAnyRequest() async throws {
+    @Test(.enabled(if: getuid() != 0, "root may write anywhere"), arguments: TransportKind.allCases)
+    func aReadOnlyFolderFailsBeforeAnyRequest(_ kind: TransportKind) async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
         defer { server.stop() }
         let folder = try scratchFolder()
@@ -79,13 +102,15 @@ func leavePart(
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
 
         let result = await outcome(
-            of: Job<URL>.download(from: server.url("file"), to: folder.appendingPathComponent("file.bin")))
+            of: Job<URL>.download(
+                from: server.url("file"), to: folder.appendingPathComponent("file.bin"), transport: kind.transport))
 
         #expect((result.failureError as? DownloadError)?.kind == .folderNotWritable)
         #expect(server.requests.isEmpty)
     }
 
-    @Test func aSecondDownloadToTheSameDestinationFailsAtOnce() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aSecondDownloadToTheSameDestinationFailsAtOnce(_ kind: TransportKind) async throws {
         let release = Gate()
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let bytes = pattern(10_000)
@@ -95,10 +120,13 @@ func leavePart(
         }
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("same.bin")
-        let first = Task { try await Job<URL>.download(from: server.url("file"), to: destination).value }
+        let first = Task {
+            try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
+        }
         for await _ in arrivals { break }
 
-        let second = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+        let second = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport))
 
         let error = try #require(second.failureError as? DownloadError)
         #expect(error.kind == .destinationBusy)
@@ -109,7 +137,8 @@ func leavePart(
         #expect(server.requests.count == 1)
     }
 
-    @Test func aPartOfAnEarlierVersionIsNotResumed() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPartOfAnEarlierVersionIsNotResumed(_ kind: TransportKind) async throws {
         // The file changed on the server since the `.part` was written: the server, honouring
         // `If-Range`, answers 200 with the new version, which replaces the stale prefix.
         let old = pattern(100_000, seed: 1)
@@ -126,7 +155,7 @@ func leavePart(
         let destination = try scratchFolder().appendingPathComponent("changed.bin")
         try leavePart(old.prefix(40_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 100_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == new)
         #expect(server.requests.first?.headers["if-range"] == "\"v1\"")
@@ -134,7 +163,8 @@ func leavePart(
         #expect(!FileManager.default.fileExists(atPath: destination.path + ".part.meta"))
     }
 
-    @Test func aRangeThatDoesNotContinueThePartStartsOver() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRangeThatDoesNotContinueThePartStartsOver(_ kind: TransportKind) async throws {
         // A server that ignores `If-Range` and answers a different range and total: the 206 is
         // refused and the download starts over from zero.
         let new = pattern(80_000, seed: 3)
@@ -149,13 +179,14 @@ func leavePart(
         let destination = try scratchFolder().appendingPathComponent("lying.bin")
         try leavePart(Data(count: 30_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 100_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == new)
         #expect(server.requests.map(\.headers["range"]) == ["bytes=30000-", nil])
     }
 
-    @Test func aServerIgnoringIfRangeWithOnlyLastModifiedDoesNotSpliceVersions() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aServerIgnoringIfRangeWithOnlyLastModifiedDoesNotSpliceVersions(_ kind: TransportKind) async throws {
         // The `.part` holds version 1, known by its Last-Modified date only. The server changed the
         // file, ignores `If-Range`, and answers the range of version 2: spliced, the file would be
         // neither version. The 206's Last-Modified differs, so the download starts over.
@@ -177,14 +208,15 @@ func leavePart(
             old.prefix(40_000), of: server.url("file"), at: destination, etag: nil, lastModified: oldDate,
             total: 100_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == new)
         #expect(server.requests.map(\.headers["if-range"]) == [oldDate, nil])
         #expect(server.requests.map(\.headers["range"]) == ["bytes=40000-", nil])
     }
 
-    @Test func aRangeWithoutTheValidatorThatWasSentStartsOver() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRangeWithoutTheValidatorThatWasSentStartsOver(_ kind: TransportKind) async throws {
         // The `.part` is known by an ETag; a 206 that carries none cannot show it is that version.
         let bytes = pattern(60_000, seed: 4)
         let server = try ScriptedServer { request, _ in
@@ -198,13 +230,14 @@ func leavePart(
         let destination = try scratchFolder().appendingPathComponent("tagless.bin")
         try leavePart(Data(count: 20_000), of: server.url("file"), at: destination, etag: "\"v1\"", total: 60_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == bytes)
         #expect(server.requests.map(\.headers["range"]) == ["bytes=20000-", nil])
     }
 
-    @Test func aRangeWithTheSameLastModifiedResumes() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRangeWithTheSameLastModifiedResumes(_ kind: TransportKind) async throws {
         let bytes = pattern(60_000, seed: 5)
         let date = "Mon, 23 Nov 2026 10:00:00 GMT"
         let server = try ScriptedServer { request, _ in
@@ -220,13 +253,14 @@ func leavePart(
         try leavePart(
             bytes.prefix(25_000), of: server.url("file"), at: destination, etag: nil, lastModified: date, total: 60_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == bytes)
         #expect(server.requests.map(\.headers["range"]) == ["bytes=25000-"])
     }
 
-    @Test func aContentCodedBodyIsNotMeasuredAgainstItsEncodedLength() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aContentCodedBodyIsNotMeasuredAgainstItsEncodedLength(_ kind: TransportKind) async throws {
         // Downloads ask for the bytes as stored (`Accept-Encoding: identity`). A server that gzips
         // anyway announces the compressed length, while the transport hands over decoded bytes:
         // that is no error, and the `.part` keeps no validator (its bytes are not the server's ranges).
@@ -241,7 +275,8 @@ func leavePart(
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("coded.txt")
 
-        let result = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport))
 
         #expect(server.requests.first?.headers["accept-encoding"] == "identity")
         #expect(throws: Never.self) { try result.get() }
@@ -249,7 +284,8 @@ func leavePart(
         #expect(written == text || written == gzip)
     }
 
-    @Test func aPartWithoutAValidatorStartsOverUnlessBlindResumeIsAsked() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPartWithoutAValidatorStartsOverUnlessBlindResumeIsAsked(_ kind: TransportKind) async throws {
         let bytes = pattern(50_000)
         let server = try ScriptedServer { request, _ in
             if let start = request.rangeStart {
@@ -262,17 +298,20 @@ func leavePart(
         let folder = try scratchFolder()
         let careful = folder.appendingPathComponent("careful.bin")
         try bytes.prefix(20_000).write(to: careful.appendingPathExtension("part"))
-        _ = try await Job<URL>.download(from: server.url("file"), to: careful).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: careful, transport: kind.transport).value
         let blind = folder.appendingPathComponent("blind.bin")
         try bytes.prefix(20_000).write(to: blind.appendingPathExtension("part"))
-        _ = try await Job<URL>.download(from: server.url("file"), to: blind, blindResume: true).value
+        _ = try await Job<URL>.download(
+            from: server.url("file"), to: blind, transport: kind.transport, blindResume: true
+        ).value
 
         #expect(try Data(contentsOf: careful) == bytes)
         #expect(try Data(contentsOf: blind) == bytes)
         #expect(server.requests.map(\.headers["range"]) == [nil, "bytes=20000-"])
     }
 
-    @Test func aCompletePartAnswered416IsFinalized() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aCompletePartAnswered416IsFinalized(_ kind: TransportKind) async throws {
         let bytes = pattern(64_000)
         let server = try ScriptedServer { _, _ in
             .respond(416, headers: ["Content-Range": "bytes */64000"])
@@ -281,14 +320,15 @@ func leavePart(
         let destination = try scratchFolder().appendingPathComponent("complete.bin")
         try leavePart(bytes, of: server.url("file"), at: destination, etag: "\"e\"", total: 64_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == bytes)
         #expect(server.requests.count == 1)
         #expect(!FileManager.default.fileExists(atPath: destination.path + ".part"))
     }
 
-    @Test func aShortPartAnswered416StartsOver() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aShortPartAnswered416StartsOver(_ kind: TransportKind) async throws {
         let bytes = pattern(64_000)
         let server = try ScriptedServer { request, _ in
             request.rangeStart != nil
@@ -299,13 +339,14 @@ func leavePart(
         let destination = try scratchFolder().appendingPathComponent("short.bin")
         try leavePart(bytes.prefix(1000), of: server.url("file"), at: destination, etag: "\"e\"", total: 70_000)
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
 
         #expect(try Data(contentsOf: destination) == bytes)
         #expect(server.requests.count == 2)
     }
 
-    @Test func aDroppedConnectionIsRetriedAndResumesWhereThePartEnds() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aDroppedConnectionIsRetriedAndResumesWhereThePartEnds(_ kind: TransportKind) async throws {
         let bytes = pattern(200_000)
         let server = try ScriptedServer { request, index in
             if index == 0 { return .drop(headers: ["ETag": "\"a\""], body: bytes, sent: 70_000) }
@@ -318,12 +359,13 @@ func leavePart(
         }
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("dropped.bin")
-        let dropped = await outcome(of: Job<URL>.download(from: server.url("file"), to: destination))
+        let dropped = await outcome(
+            of: Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport))
         let error = try #require(dropped.failureError)
         #expect(TransientFailure.isTransient(error), "\(error)")
         #expect(error.localizedDescription.contains(server.url("file").absoluteString))
 
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination)
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
             .retryingTransientFailures(backoff: .none).value
 
         #expect(try Data(contentsOf: destination) == bytes)
@@ -331,7 +373,8 @@ func leavePart(
         #expect(server.requests.last?.headers["range"] == "bytes=70000-")
     }
 
-    @Test func aDroppedConnectionFailsAndIsRetriedByRetryingTransientFailures() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aDroppedConnectionFailsAndIsRetriedByRetryingTransientFailures(_ kind: TransportKind) async throws {
         let bytes = pattern(120_000)
         let server = try ScriptedServer { _, index in
             index == 0 ? .drop(body: bytes, sent: 1000) : .respond(200, body: bytes)
@@ -343,7 +386,8 @@ func leavePart(
         #expect(server.requests.count == 2)
     }
 
-    @Test func cancellingADownloadAtAnyPointKeepsOnlyThePartAndReleasesTheDestination() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func cancellingADownloadAtAnyPointKeepsOnlyThePartAndReleasesTheDestination(_ kind: TransportKind) async throws {
         let release = Gate()
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let bytes = pattern(30_000)
@@ -357,7 +401,7 @@ func leavePart(
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("cancelled.bin")
         let (results, sink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
-        let handle = Job<URL>.download(from: server.url("file"), to: destination)
+        let handle = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
             .perform(resultQueue: .global()) { sink.yield($0) }
         for await _ in arrivals { break }
         handle.cancel()
@@ -367,10 +411,12 @@ func leavePart(
         release.open()
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         // Cancelling before the body even starts runs nothing at all.
-        let early = Job<URL>.download(from: server.url("file"), to: destination).perform(on: .main) { _ in }
+        let early = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).perform(
+            on: .main
+        ) { _ in }
         early.cancel()
         // The destination is free again: the next download proceeds.
-        _ = try await Job<URL>.download(from: server.url("file"), to: destination).value
+        _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
         #expect(try Data(contentsOf: destination) == bytes)
     }
 }
