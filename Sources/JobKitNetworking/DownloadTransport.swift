@@ -42,12 +42,13 @@ public enum DownloadTransport: Sendable {
 
 /// The configuration of the AsyncHTTPClient a `DownloadManager` makes for itself: `connections` per
 /// host, the body as sent (no decompression), redirects followed, and a transfer that stays silent
-/// for a minute fails as timed out (and is retried as transient).
+/// for a minute fails as timed out (and is retried as transient). AsyncHTTPClient keeps trying a
+/// refused connection until the connect timeout (its issue 743), so that is its default 10 s.
 enum DownloadHTTPClient {
     static func make(connectionsPerHost connections: Int) -> HTTPClient {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 10, allowCycles: false),
-            timeout: .init(connect: .seconds(30), read: .seconds(60)))
+            timeout: .init(connect: .seconds(10), read: .seconds(60)))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = min(max(connections, 1), 1024)
         configuration.decompression = .disabled
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

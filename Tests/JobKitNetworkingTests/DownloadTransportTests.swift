@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import Foundation
+import JobKit
+import JobKitNetworking
+import Testing
+
+/// What either transport does with a server that refuses, redirects, fails, stalls or floods.
+@Suite struct DownloadTransportTests {
+    @Test(arguments: TransportKind.allCases)
+    func aRefusedConnectionIsATransientTransportError(_ kind: TransportKind) async throws {
+        // A port that was just free: nothing listens there.
+        let server = try ScriptedServer { _, _ in .respond(200) }
+        let url = server.url("file")
+        server.stop()
+        let destination = try scratchFolder().appendingPathComponent("refused.bin")
+
+        let result = await outcome(of: Job<URL>.download(from: url, to: destination, transport: kind.transport))
+
+        let error = try #require(result.failureError as? TransportError)
+        #expect(error.code == .cannotConnectToHost || error.code == .networkConnectionLost)
+        #expect(TransientFailure.isTransient(error))
+        #expect(error.localizedDescription.contains(url.absoluteString))
+        #expect(!exists(destination))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStatusErrorKeepsTheStartOfItsBodyAndLeavesNoFile(_ kind: TransportKind) async throws {
+        let server = try ScriptedServer { _, _ in .respond(404, body: Data("no such file here".utf8)) }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("missing.bin")
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("missing"), to: destination, transport: kind.transport))
+
+        let error = try #require(result.failureError as? HTTPStatusError)
+        #expect(error.status == 404)
+        #expect(error.bodyExcerpt == "no such file here")
+        #expect(!exists(destination))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectIsFollowedToTheFile(_ kind: TransportKind) async throws {
+        let bytes = pattern(70_000, seed: 7)
+        let server = try ScriptedServer { request, _ in
+            request.path == "/old" ? .respond(302, headers: ["Location": "/new"]) : .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("moved.bin")
+
+        _ = try await Job<URL>.download(from: server.url("old"), to: destination, transport: kind.transport).value
+
+        #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.map(\.path) == ["/old", "/new"])
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aHundredKilobyteHeaderFailsTheDownloadWithoutACrash(_ kind: TransportKind) async throws {
+        let header = "HTTP/1.1 200 OK\r\nX-Flood: " + String(repeating: "a", count: 100_000) + "\r\n"
+        let server = try ScriptedServer { _, _ in
+            .raw(Data((header + "Content-Length: 5\r\nConnection: close\r\n\r\nhello").utf8))
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("flood.bin")
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("flood"), to: destination, transport: kind.transport))
+
+        // Either transport may accept or refuse such a head; it must not trap, and a file, if any,
+        // holds exactly the body.
+        switch result {
+        case .success: #expect(try Data(contentsOf: destination) == Data("hello".utf8))
+        case .failure: #expect(!exists(destination))
+        }
+    }
+
+    @Test func aStalledTransferTimesOutAsTransient() async throws {
+        let release = Gate()
+        defer { release.open() }
+        let bytes = pattern(50_000)
+        let server = try ScriptedServer { _, _ in .stall(body: bytes, sent: 10_000, until: release) }
+        defer { server.stop() }
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .milliseconds(300)))
+        configuration.decompression = .disabled
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let destination = try scratchFolder().appendingPathComponent("stalled.bin")
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("stalled"), to: destination, transport: .asyncHTTPClient(http)))
+        try await http.shutdown()
+
+        let error = try #require(result.failureError as? TransportError)
+        #expect(error.code == .timedOut)
+        #expect(TransientFailure.isTransient(error))
+        #expect(fileSize(URL(fileURLWithPath: destination.path + ".part")) == 10_000, "kept to resume from")
+    }
+}
