@@ -59,6 +59,9 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         }
         guard wanted else { return }
         let task = client.execute(request: built, delegate: transfer)
+        // A redirect cycle or one too many fails the task without telling the delegate; its future
+        // completes on the request's event loop, like the delegate's callbacks.
+        task.futureResult.whenFailure { error in transfer.finish(error) }
         let cancelledMeanwhile = transfer.slot.withLock { slot -> Bool in
             if case .cancelled = slot { return true }
             slot = .running(task)

@@ -28,8 +28,11 @@ extension Job where Value == URL {
     ///   over, unless `blindResume` is true (then a bare `Range` request is trusted).
     ///
     /// - The request asks for the file as stored (`Accept-Encoding: identity`). A body the server
-    ///   content-codes anyway is written as the transport decodes it, with no announced length to
-    ///   check and no resume.
+    ///   content-codes anyway is written as the transport hands it over (URLSession decodes it; an
+    ///   AsyncHTTPClient without decompression, as a `DownloadManager`'s, writes it as sent), with
+    ///   no announced length to check and no resume.
+    /// - A 200 whose `Content-Range` does not start at byte 0 fails (`inconsistentResponse`),
+    ///   keeping the `.part`: it is a part that says it is the whole.
     ///
     /// Progress is reported through the controller. The body is written to disk as it arrives, on
     /// the client's delegate queue; the run completes on the queue it was performed on. Transport
@@ -197,7 +200,8 @@ private final class Download: @unchecked Sendable {
         handler.onResponse = { [self] response in
             mode = try decide(response, resumingAt: offset)
             if case .writing = mode {
-                let range = ContentRange(response.lowercasedHeaders["content-range"])
+                // A Content-Range means something only in a 206 (`decide` refused a contradictory one).
+                let range = response.statusCode == 206 ? ContentRange(response.lowercasedHeaders["content-range"]) : nil
                 written = range?.range?.lowerBound ?? 0
                 total = range?.total ?? (response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
                 if isEncoded(response.lowercasedHeaders) { total = nil }
@@ -283,6 +287,13 @@ private final class Download: @unchecked Sendable {
         let range = ContentRange(headers["content-range"])
         switch response.statusCode {
         case 200..<300 where response.statusCode != 206:
+            // A whole body that says it is a part of one: a server that ignored `Range` (or lies).
+            // Neither writing it as the whole file nor splicing it is right; the `.part` stays.
+            if let header = headers["content-range"], range?.range?.lowerBound != 0 {
+                throw DownloadError(
+                    kind: .inconsistentResponse("a \(response.statusCode) with Content-Range \(header)"),
+                    path: destination.path)
+            }
             if offset != nil { try part.truncate() }
             try remember(headers, total: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
             return .writing

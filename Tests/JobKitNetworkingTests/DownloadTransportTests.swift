@@ -54,6 +54,47 @@ import Testing
     }
 
     @Test(arguments: TransportKind.allCases)
+    func aRedirectLoopFailsAsTooManyRedirects(_ kind: TransportKind) async throws {
+        let server = try ScriptedServer { request, _ in
+            .respond(302, headers: ["Location": request.path == "/a" ? "/b" : "/a"])
+        }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("loop.bin")
+
+        let result = await outcome(
+            of: Job<URL>.download(from: server.url("a"), to: destination, transport: kind.transport))
+
+        let error = try #require(result.failureError as? TransportError)
+        #expect(error.code == .httpTooManyRedirects)
+        #expect(!exists(destination))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aWholeBodyThatSaysItIsAPartFailsAndKeepsThePart(_ kind: TransportKind) async throws {
+        // A server that ignores `Range` and `If-Range` and answers 200 with the rest of the file and
+        // its Content-Range: neither the whole file nor a piece to splice without a 206.
+        let full = pattern(1000, seed: 5)
+        let server = try ScriptedServer { _, _ in
+            .respond(200, headers: ["Content-Range": "bytes 500-999/1000", "ETag": "\"E\""], body: full.suffix(500))
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let fresh = folder.appendingPathComponent("fresh.bin")
+        let resumed = folder.appendingPathComponent("resumed.bin")
+        try leavePart(full.prefix(500), of: server.url("f"), at: resumed, etag: "\"E\"", total: 1000)
+
+        let first = await outcome(of: Job<URL>.download(from: server.url("f"), to: fresh, transport: kind.transport))
+        let second = await outcome(of: Job<URL>.download(from: server.url("f"), to: resumed, transport: kind.transport))
+
+        for result in [first, second] {
+            let error = try #require(result.failureError as? DownloadError)
+            #expect(error.localizedDescription.contains("a 200 with Content-Range bytes 500-999/1000"))
+        }
+        #expect(!exists(fresh) && !exists(resumed))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: resumed.path + ".part")) == full.prefix(500))
+    }
+
+    @Test(arguments: TransportKind.allCases)
     func aHundredKilobyteHeaderFailsTheDownloadWithoutACrash(_ kind: TransportKind) async throws {
         let header = "HTTP/1.1 200 OK\r\nX-Flood: " + String(repeating: "a", count: 100_000) + "\r\n"
         let server = try ScriptedServer { _, _ in
