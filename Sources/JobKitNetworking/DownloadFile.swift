@@ -70,10 +70,18 @@ final class PartFile: Sendable {
             ActiveDestinations.release(destination)
             throw DownloadError(kind: .cannotWrite(errno: code), path: part)
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            _ = posixClose(descriptor)
-            ActiveDestinations.release(destination)
-            throw DownloadError(kind: .destinationBusy, path: destination)
+        // Another process holds it, or a child being started (by this process, a moment after an
+        // earlier download of it was cancelled) shares its descriptor until it runs its program:
+        // tried again for a quarter second, as the manager's journal is.
+        let deadline = DispatchTime.now().uptimeNanoseconds + JournalFile.lockPatience
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR, DispatchTime.now().uptimeNanoseconds < deadline else {
+                _ = posixClose(descriptor)
+                ActiveDestinations.release(destination)
+                throw DownloadError(kind: .destinationBusy, path: destination)
+            }
+            usleep(5_000)
         }
         return PartFile(destination: destination, part: part, descriptor: descriptor)
     }

@@ -10,8 +10,9 @@ extension Job where Value == URL {
     /// `destination`.
     ///
     /// - Checked first, before any byte is requested: a destination that is a directory, a folder
-    ///   that is missing or not writable, and a second download to the same destination (in this
-    ///   process, or another one holding the `.part`'s lock) fail at once with a `DownloadError`.
+    ///   that is missing or not writable, and a second download to the same destination fail with a
+    ///   `DownloadError`: at once in this process; when another process holds the `.part`'s lock,
+    ///   after a quarter second (a child being started holds it for a moment, until it runs its program).
     /// - The file appears under its name only once complete: the `.part` is renamed over the
     ///   destination in one atomic step. Nothing but the `.part` and its `.part.meta` is ever
     ///   removed.

@@ -185,6 +185,30 @@ func leavePart(
         #expect(server.requests.map(\.headers["range"]) == ["bytes=30000-", nil])
     }
 
+    @Test func aPartLockedForAMomentElsewhereIsWaitedForAndOneHeldLongerIsBusy() async throws {
+        // A child process being started shares the descriptors of the process that forked it
+        // until it runs its program: a `.part` just released here can stay locked for a moment.
+        let bytes = pattern(10_000)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        func holdLock(on destination: URL, for milliseconds: Int) throws {
+            let descriptor = open(destination.path + ".part", O_RDWR | O_CREAT, 0o644)
+            try #require(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { close(descriptor) }
+        }
+        let brief = folder.appendingPathComponent("brief.bin")
+        let held = folder.appendingPathComponent("held.bin")
+        try holdLock(on: brief, for: 60)
+        try holdLock(on: held, for: 3_000)
+
+        _ = try await Job<URL>.download(from: server.url("brief"), to: brief).value
+        let busy = await outcome(of: Job<URL>.download(from: server.url("held"), to: held))
+
+        #expect(try Data(contentsOf: brief) == bytes)
+        #expect((busy.failureError as? DownloadError)?.kind == .destinationBusy)
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aServerIgnoringIfRangeWithOnlyLastModifiedDoesNotSpliceVersions(_ kind: TransportKind) async throws {
         // The `.part` holds version 1, known by its Last-Modified date only. The server changed the
