@@ -192,15 +192,18 @@ func leavePart(
         let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
         defer { server.stop() }
         let folder = try scratchFolder()
-        func holdLock(on destination: URL, for milliseconds: Int) throws {
+        /// Opens and locks the `.part` of `destination` as another holder would; returns the descriptor.
+        func lockPart(of destination: URL) throws -> Int32 {
             let descriptor = open(destination.path + ".part", O_RDWR | O_CREAT, 0o644)
             try #require(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { close(descriptor) }
+            return descriptor
         }
         let brief = folder.appendingPathComponent("brief.bin")
         let held = folder.appendingPathComponent("held.bin")
-        try holdLock(on: brief, for: 60)
-        try holdLock(on: held, for: 3_000)
+        let briefLock = try lockPart(of: brief)
+        let heldLock = try lockPart(of: held)
+        defer { close(heldLock) }  // held until the download gave up
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(60)) { close(briefLock) }
 
         _ = try await Job<URL>.download(from: server.url("brief"), to: brief).value
         let busy = await outcome(of: Job<URL>.download(from: server.url("held"), to: held))
