@@ -49,7 +49,9 @@ final class PartFile: Sendable {
 
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
     /// Nothing is requested from the network before this succeeds.
-    static func open(destination url: URL) throws(DownloadError) -> PartFile {
+    static func open(destination url: URL, patience: UInt64 = JournalFile.lockPatience) throws(DownloadError)
+        -> PartFile
+    {
         let destination = url.standardizedFileURL.path
         let folder = url.standardizedFileURL.deletingLastPathComponent().path
         var info = stat()
@@ -72,8 +74,8 @@ final class PartFile: Sendable {
         }
         // Another process holds it, or a child being started (by this process, a moment after an
         // earlier download of it was cancelled) shares its descriptor until it runs its program:
-        // tried again for a quarter second, as the manager's journal is.
-        let deadline = DispatchTime.now().uptimeNanoseconds + JournalFile.lockPatience
+        // tried again for `patience` (a quarter second), as the manager's journal is.
+        let deadline = DispatchTime.now().uptimeNanoseconds + patience
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR, DispatchTime.now().uptimeNanoseconds < deadline else {

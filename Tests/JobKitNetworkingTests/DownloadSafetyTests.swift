@@ -185,33 +185,6 @@ func leavePart(
         #expect(server.requests.map(\.headers["range"]) == ["bytes=30000-", nil])
     }
 
-    @Test func aPartLockedForAMomentElsewhereIsWaitedForAndOneHeldLongerIsBusy() async throws {
-        // A child process being started shares the descriptors of the process that forked it
-        // until it runs its program: a `.part` just released here can stay locked for a moment.
-        let bytes = pattern(10_000)
-        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
-        defer { server.stop() }
-        let folder = try scratchFolder()
-        /// Opens and locks the `.part` of `destination` as another holder would; returns the descriptor.
-        func lockPart(of destination: URL) throws -> Int32 {
-            let descriptor = open(destination.path + ".part", O_RDWR | O_CREAT, 0o644)
-            try #require(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
-            return descriptor
-        }
-        let brief = folder.appendingPathComponent("brief.bin")
-        let held = folder.appendingPathComponent("held.bin")
-        let briefLock = try lockPart(of: brief)
-        let heldLock = try lockPart(of: held)
-        defer { close(heldLock) }  // held until the download gave up
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(60)) { close(briefLock) }
-
-        _ = try await Job<URL>.download(from: server.url("brief"), to: brief).value
-        let busy = await outcome(of: Job<URL>.download(from: server.url("held"), to: held))
-
-        #expect(try Data(contentsOf: brief) == bytes)
-        #expect((busy.failureError as? DownloadError)?.kind == .destinationBusy)
-    }
-
     @Test(arguments: TransportKind.allCases)
     func aServerIgnoringIfRangeWithOnlyLastModifiedDoesNotSpliceVersions(_ kind: TransportKind) async throws {
         // The `.part` holds version 1, known by its Last-Modified date only. The server changed the
