@@ -62,7 +62,14 @@ struct PublishCommand: AsyncParsableCommand {
             server: server, text: text, files: files, maxConcurrent: options.maxConcurrent, retries: options.retry,
             display: display, client: client)
         let interrupt = InterruptSignal {
-            DispatchQueue.main.async { MainActor.assumeIsolated { publisher.interrupt() } }
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated {
+                    guard publisher.interrupt() else { return }
+                    display.finish()
+                    printError("interrupted: the post was not created")
+                    Foundation.exit(CommandLineError.interrupted.rawValue)  // flushes stdout and stderr
+                }
+            }
         }
         defer { interrupt.cancel() }
         let outcome = await publisher.publish()
@@ -85,10 +92,9 @@ struct PublishCommand: AsyncParsableCommand {
             } else {
                 printError("interrupted: the post was not created")
             }
-            // Exit now rather than unwind: the uploads were just cancelled, and FoundationNetworking
+            // Exit now rather than unwind: the post request was just cancelled, and FoundationNetworking
             // (swift-corelibs, Swift 6.3) may trap on a task cancelled as it ends if its callbacks
-            // still run (see `RunningTransfer.cancel`). Nothing is left to save: there is no post.
-            // `exit` flushes standard output and error.
+            // still run (see `RunningTransfer.cancel`). `exit` flushes standard output and error.
             Foundation.exit(CommandLineError.interrupted.rawValue)
         }
     }

@@ -41,6 +41,7 @@ final class Publisher {
     let run: String
     private let display: TransferDisplay
     private var speeds: [Int: SpeedMeter] = [:]
+    /// The uploads' queue, kept while they run.
     private var uploads: JobQueue<Int>?
     private var postTask: Task<CreatedPost, any Error>?
     private(set) var isInterrupted = false
@@ -80,11 +81,17 @@ final class Publisher {
         }
     }
 
-    /// Stops at once: pending uploads never start, running ones are cancelled, and so is the post request.
-    func interrupt() {
+    /// Stops at once. Before the post request starts there is nothing to save and nothing to
+    /// cancel: returns true, and the caller exits — running uploads end with the process (the post
+    /// is only ever requested after every upload succeeded in this process). Cancelling them
+    /// instead could trap FoundationNetworking (swift-corelibs, Swift 6.3: `EasyHandle.swift`
+    /// "libcurl.Easy Code=43", and the registry trap of `RunningTransfer.cancel`), seen in CI. Once
+    /// the post request has started it is cancelled, and `publish()` says whether the post exists.
+    func interrupt() -> Bool {
         isInterrupted = true
-        uploads?.cancelAll()
-        postTask?.cancel()
+        guard let postTask else { return true }
+        postTask.cancel()
+        return false
     }
 
     // MARK: - Uploads
