@@ -12,9 +12,10 @@ import NIOHTTP1
 /// path does: the response head, the body's bytes as they arrive (written before the next chunk is
 /// read: the delegate's futures are already complete, so the event loop itself is the backpressure),
 /// and the end, exactly once, as a `TransportError` when the transfer failed.
-// Safety: `response`, `ended` and `discards` are touched only by the delegate's callbacks, which
-// AsyncHTTPClient makes one at a time, on the request's event loop (`start` makes the first one
-// only when the request could not be built, before any other); the task is behind a lock.
+// Safety: `response`, `ended` and `discards` are touched only by the delegate's callbacks and the
+// task's failed future, which AsyncHTTPClient runs one at a time on the task's event loop (`start`
+// calls `finish` itself only when the request could not be built, before anything else runs); the
+// task is behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
