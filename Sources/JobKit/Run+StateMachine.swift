@@ -62,11 +62,11 @@ enum RunCompletion<Value: Sendable>: Sendable {
 /// A `RunCompletion` stored without its value type, so that a run's storage is one non-generic class:
 /// no generic metadata to look up when it is made, started or freed, and a start that GCD can call
 /// through a plain C function.
-// Safety: a handler is a struct holding a `(Result<Value, any Error>) -> Void`, cast bit for bit to a
-// struct holding a function value of another signature (a function value is a code pointer and a
-// reference-counted context, whatever its signature); it is kept and released as this type, and
-// called only after `RunCompletion(_:)` has cast it back to the very struct it was. A member's
-// parent is the `JobGroup<Value>` of that same `Value`. Both are immutable once made.
+// A handler is a struct holding a `(Result<Value, any Error>) -> Void`, cast bit for bit to a struct
+// holding a function value of another signature (a function value is a code pointer and a
+// reference-counted context, whatever its signature). A member's parent is the `JobGroup<Value>` of
+// the same `Value`. Both are immutable once made.
+// Safety: kept and released as this type, and called only once cast back to the very struct it was.
 enum ErasedRunCompletion: @unchecked Sendable {
     /// A handler of some `Result<Value, any Error>`, never called as this type.
     struct Handler {

@@ -12,10 +12,9 @@ import NIOHTTP1
 /// path does: the response head, the body's bytes as they arrive (written before the next chunk is
 /// read: the delegate's futures are already complete, so the event loop itself is the backpressure),
 /// and the end, exactly once, as a `TransportError` when the transfer failed.
-// Safety: `response`, `ended` and `discards` are touched only by the delegate's callbacks and the
-// task's failed future, which AsyncHTTPClient runs one at a time on the task's event loop (`start`
-// calls `finish` itself only when the request could not be built, before anything else runs); the
-// task is behind a lock.
+// AsyncHTTPClient runs the delegate's callbacks and the task's failed future one at a time on the
+// task's event loop; `start` calls `finish` itself only when the request could not be built.
+// Safety: `response`, `ended` and `discards` are touched only there; the task is behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
