@@ -30,12 +30,16 @@ let package = Package(
         // A 4-byte futex mutex for Linux (glibc's pthread_mutex_t is 40 bytes, and the standard
         // library's Mutex is invisible to the thread sanitizer); empty on Apple platforms.
         .target(name: "CJobKitLock"),
+        // `renameat2(RENAME_NOREPLACE)` (Linux) and `renameatx_np(RENAME_EXCL)` (Apple platforms), which
+        // the Swift overlays do not expose: a finished download never replaces a file that appeared.
+        .target(name: "CJobKitFiles"),
         .target(name: "JobKit", dependencies: ["CJobKitLock"]),
         .target(name: "JobKitTesting", dependencies: ["JobKit"]),
         .target(
             name: "JobKitNetworking",
             dependencies: [
                 "JobKit",
+                "CJobKitFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),

@@ -104,17 +104,24 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
             throw FileReadError(path: path)
         }
         defer { close(descriptor) }
+        return try sha256(reading: descriptor, path: path)
+    }
+
+    /// The SHA-256 of what `descriptor` reads from its start (with `pread`: its offset stays).
+    static func sha256(reading descriptor: Int32, path: String) throws -> Checksum {
         var hasher = SHA256()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        var offset: off_t = 0
         while true {
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
             if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileReadError(path: path)
             }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += off_t(count)
         }
         return Checksum(validHex: hasher.finalize().hexString)
     }

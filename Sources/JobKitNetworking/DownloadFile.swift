@@ -37,40 +37,54 @@ enum ActiveDestinations {
 
 /// The open, locked `.part` of one download, and its sidecar metadata.
 ///
-/// Every operation on the descriptor holds the part's lock, so that `close()` — called when the
-/// run is cancelled, from any thread — never races a write: once closed, writes fail and the
-/// destination is free for the next download at once.
+/// Every file operation goes through the destination folder's `DirectoryHandle`: relative to its
+/// descriptor, never following a link, never outside it. Every operation on the descriptor holds the
+/// part's lock, so that `close()` — called when the run is cancelled, from any thread — never races
+/// a write: once closed, writes fail and the destination is free for the next download at once.
 final class PartFile: Sendable {
+    let folder: DirectoryHandle
+    /// The destination's name in `folder`.
+    let name: String
+    /// The names of the `.part` and its metadata in `folder`.
+    let names: PartNames
+    /// `folder/name`, for messages.
     let destination: String
+    /// `folder/NAME.part`, for messages and the checksum.
     let part: String
-    let metadataPath: String
+    /// The finalize rename may replace a file under the name (`--allow-overwrite`); else a file
+    /// or folder that appeared there fails it with `destinationExists`.
+    let replacesDestination: Bool
     /// The open descriptor; nil once closed.
     private let descriptor: LockedBox<Int32?>
 
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
     /// Nothing is requested from the network before this succeeds.
-    static func open(destination url: URL, patience: UInt64 = JournalFile.lockPatience) throws(DownloadError)
-        -> PartFile
-    {
-        let destination = url.standardizedFileURL.path
-        let folder = url.standardizedFileURL.deletingLastPathComponent().path
-        var info = stat()
-        if stat(destination, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+    ///
+    /// - Parameters:
+    ///   - folder: the destination's folder, opened by the caller (a manager keeps its own).
+    ///   - replacing: the finalize rename may replace a file under `name`.
+    static func open(
+        _ name: String, in folder: DirectoryHandle, replacing: Bool = false,
+        patience: UInt64 = JournalFile.lockPatience
+    ) throws(DownloadError) -> PartFile {
+        let destination = folder.path(of: name)
+        guard DirectoryHandle.isEntryName(name) else {
+            throw DownloadError(kind: .cannotWrite(errno: EINVAL), path: destination)
+        }
+        if folder.facts(name) == .directory {
             throw DownloadError(kind: .destinationIsDirectory, path: destination)
         }
-        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw DownloadError(kind: .folderMissing, path: folder)
-        }
-        guard access(folder, W_OK | X_OK) == 0 else { throw DownloadError(kind: .folderNotWritable, path: folder) }
+        guard folder.isWritable else { throw DownloadError(kind: .folderNotWritable, path: folder.path) }
         guard ActiveDestinations.claim(destination) else {
             throw DownloadError(kind: .destinationBusy, path: destination)
         }
-        let part = destination + ".part"
-        let descriptor = posixOpen(part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let code = errno
+        let names = PartNames(for: name)
+        let descriptor: Int32
+        switch folder.openFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
+        case .success(let opened): descriptor = opened
+        case .failure(let code):
             ActiveDestinations.release(destination)
-            throw DownloadError(kind: .cannotWrite(errno: code), path: part)
+            throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: names.part))
         }
         // Another process holds it, or a child being started (by this process, a moment after an
         // earlier download of it was cancelled) shares its descriptor until it runs its program:
@@ -85,13 +99,34 @@ final class PartFile: Sendable {
             }
             usleep(5_000)
         }
-        return PartFile(destination: destination, part: part, descriptor: descriptor)
+        return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
     }
 
-    private init(destination: String, part: String, descriptor: Int32) {
-        self.destination = destination
-        self.part = part
-        metadataPath = part + ".meta"
+    /// Opens the folder of `url` and then `open`s its last component there.
+    static func open(destination url: URL, patience: UInt64 = JournalFile.lockPatience) throws(DownloadError)
+        -> PartFile
+    {
+        let standardized = url.standardizedFileURL
+        let folderPath = standardized.deletingLastPathComponent().path
+        let folder: DirectoryHandle
+        switch DirectoryHandle.open(folderPath) {
+        case .success(let opened): folder = opened
+        case .failure(let error) where error.code == .ENOENT || error.code == .ENOTDIR:
+            throw DownloadError(kind: .folderMissing, path: folderPath)
+        case .failure(let error) where error.code == .EACCES:
+            throw DownloadError(kind: .folderNotWritable, path: folderPath)
+        case .failure(let code): throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folderPath)
+        }
+        return try open(standardized.lastPathComponent, in: folder, patience: patience)
+    }
+
+    private init(folder: DirectoryHandle, name: String, names: PartNames, replacing: Bool, descriptor: Int32) {
+        self.folder = folder
+        self.name = name
+        self.names = names
+        destination = folder.path(of: name)
+        part = folder.path(of: names.part)
+        replacesDestination = replacing
         self.descriptor = .make(descriptor)
     }
 
@@ -120,25 +155,41 @@ final class PartFile: Sendable {
         }) ?? 0
     }
 
-    /// The metadata written beside the `.part`, when there is a readable one.
+    /// The metadata written beside the `.part`, when there is a readable one (at most 64 KiB).
     func readMetadata() -> PartMetadata? {
-        guard let data = FileManager.default.contents(atPath: metadataPath), data.count < 64 * 1024 else { return nil }
+        guard case .success(let file) = folder.openFile(names.metadata, O_RDONLY) else { return nil }
+        defer { _ = posixClose(file) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while data.count <= 64 * 1024 {
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        guard data.count <= 64 * 1024 else { return nil }
         return try? JSONDecoder().decode(PartMetadata.self, from: data)
     }
 
-    /// Writes the metadata atomically: to a temporary beside it, then renamed over it.
+    /// Writes the metadata atomically: to a temporary beside it (mode 0600: it names the URL),
+    /// then renamed over it.
     func writeMetadata(_ metadata: PartMetadata) throws(DownloadError) {
         let data = (try? JSONEncoder().encode(metadata)) ?? Data()
-        let temporary = metadataPath + ".tmp"
+        let temporary = names.metadataTemporary
         try withDescriptor { _ throws(DownloadError) in
-            let file = posixOpen(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            guard file >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: temporary) }
+            folder.unlink(temporary)
+            let file: Int32
+            switch folder.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) {
+            case .success(let opened): file = opened
+            case .failure(let code):
+                throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: temporary))
+            }
             defer { _ = posixClose(file) }
-            try PartFile.writeAll(data, to: file, path: temporary)
+            try PartFile.writeAll(data, to: file, path: folder.path(of: temporary))
             // No fsync: a torn metadata file after a crash fails to decode, and the download then
             // starts over — never a wrong resume.
-            guard rename(temporary, metadataPath) == 0 else {
-                throw DownloadError(kind: .cannotWrite(errno: errno), path: metadataPath)
+            if let code = folder.rename(temporary, to: names.metadata, replacing: true) {
+                throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: folder.path(of: names.metadata))
             }
         }
     }
@@ -146,7 +197,7 @@ final class PartFile: Sendable {
     /// Empties the `.part` and forgets its metadata: the download starts over.
     func truncate() throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
-            unlink(metadataPath)
+            folder.unlink(names.metadata)
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
             }
@@ -169,25 +220,37 @@ final class PartFile: Sendable {
         }
     }
 
-    /// Renames the `.part` over the destination in one atomic step; then forgets its metadata.
-    /// With `.system` durability the `.part` is flushed to disk first and the folder after. Never
-    /// removes the destination first: a directory there makes the rename fail and stays as it was.
+    /// Runs `body` with a descriptor of the `.part` positioned at its start (read-only use: the
+    /// checksum); fails once the part is closed.
+    func reading<Value>(_ body: (Int32) throws -> Value) throws -> Value {
+        let copy = try withDescriptor { descriptor throws(DownloadError) in
+            let copy = dup(descriptor)
+            guard copy >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
+            return copy
+        }
+        defer { _ = posixClose(copy) }
+        return try body(copy)
+    }
+
+    /// Renames the `.part` to the destination's name in one atomic step that never replaces what is
+    /// there (unless `replacesDestination`); then forgets its metadata. With `.system` durability
+    /// the `.part` is flushed to disk first and the folder after. A file or folder that appeared
+    /// under the name fails it with `destinationExists`, the `.part` kept and the other left as it is.
     func finalize(_ durability: Durability) throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             if durability == .system, !DiskSync.sync(descriptor, path: part) {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
             }
-            var info = stat()
-            if stat(destination, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            if folder.facts(name) == .directory {
                 throw DownloadError(kind: .destinationIsDirectory, path: destination)
             }
-            guard rename(part, destination) == 0 else {
-                throw DownloadError(kind: .cannotWrite(errno: errno), path: destination)
+            switch folder.rename(names.part, to: name, replacing: replacesDestination) {
+            case nil: break
+            case .EEXIST?, .ENOTEMPTY?, .EISDIR?: throw DownloadError(kind: .destinationExists, path: destination)
+            case let code?: throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: destination)
             }
-            if durability == .system {
-                JournalFile.syncFolder(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
-            }
-            unlink(metadataPath)
+            if durability == .system { folder.sync() }
+            folder.unlink(names.metadata)
         }
     }
 
@@ -224,7 +287,7 @@ struct ContentRange: Equatable {
         if parts[1] == "*" {
             total = nil
         } else {
-            guard let total = Int64(parts[1]), total >= 0 else { return nil }
+            guard let total = Int64(parts[1]), (0...DownloadLimits.maximumLength).contains(total) else { return nil }
             self.total = total
         }
         if parts[0] == "*" {
@@ -232,7 +295,7 @@ struct ContentRange: Equatable {
         } else {
             let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
             guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0,
-                first <= last
+                first <= last, last < DownloadLimits.maximumLength
             else { return nil }
             range = first...last
         }
@@ -240,16 +303,9 @@ struct ContentRange: Equatable {
 }
 
 #if canImport(Darwin)
-    private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
-        Darwin.open(path, flags, mode)
-    }
     private func posixClose(_ descriptor: Int32) -> Int32 { Darwin.close(descriptor) }
 #elseif canImport(Glibc)
-    private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
-        Glibc.open(path, flags, mode)
-    }
     private func posixClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
 #elseif canImport(Musl)
-    private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { Musl.open(path, flags, mode) }
     private func posixClose(_ descriptor: Int32) -> Int32 { Musl.close(descriptor) }
 #endif

@@ -104,8 +104,14 @@ enum DownloadJournal {
         var entries: [Entry] = []
         /// The next id to hand out.
         var nextID: UInt64 = 1
-        /// Lines that did not decode and were skipped.
+        /// Lines that did not decode, or made no sense, and were skipped.
         var ignoredLines = 0
+        /// Records that decoded but were refused as input (a name that leaves the directory, a URL
+        /// that is not http(s), a negative size), one line each: `line 2: …`.
+        var problems: [String] = []
+        /// The names of items that were removed or cancelled: their `.part`s are left over if the
+        /// process stopped before removing them.
+        var leftovers: Set<String> = []
     }
 
     enum ReadError: Error, Equatable {
@@ -117,6 +123,11 @@ enum DownloadJournal {
     static let maximumID: UInt64 = 1 << 62
 
     /// Reads a journal's bytes. An empty file (or one whose only line is torn) is an empty journal.
+    ///
+    /// The journal is input, not truth: a record passes the checks `add` makes (the name rule of
+    /// `DownloadManager.checkName`, an `http` or `https` URL with a host, a checksum that parses,
+    /// ids below `maximumID`, sizes from 0 to `DownloadLimits.maximumLength`, no second item of a name);
+    /// a record that fails them is dropped, with a line in `problems`.
     static func parse(_ data: Data) throws(ReadError) -> Contents {
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
         var contents = Contents()
@@ -132,56 +143,117 @@ enum DownloadJournal {
         // Ids count up from 1: one near `UInt64.max` was not written by a manager, and counting on
         // from it would overflow.
         guard (header.next ?? 1) <= maximumID else { throw .notAJournal }
-        var entries: [UInt64: Entry] = [:]
+        var table = Table()
         var highest: UInt64 = 0
-        for line in lines {
-            guard let record = try? decoder.decode(Record.self, from: Data(line)), record.id < maximumID,
-                apply(record, to: &entries)
-            else {
+        for (index, line) in lines.enumerated() {
+            guard let record = try? decoder.decode(Record.self, from: Data(line)), record.id < maximumID else {
                 contents.ignoredLines += 1
                 continue
             }
-            highest = max(highest, record.id)
+            switch table.apply(record) {
+            case .applied:
+                highest = max(highest, record.id)
+            case .ignored:
+                contents.ignoredLines += 1
+            case .refused(let reason):
+                contents.ignoredLines += 1
+                contents.problems.append("line \(index + 2): \(reason)")
+            }
         }
-        contents.entries = entries.values.sorted { $0.id < $1.id }
+        contents.entries = table.entries.values.sorted { $0.id < $1.id }
+        contents.leftovers = table.leftovers
         contents.nextID = max(header.next ?? 1, highest + 1)
         return contents
     }
 
-    /// Applies one record; false when it makes no sense (an unknown id, a missing field).
-    private static func apply(_ record: Record, to entries: inout [UInt64: Entry]) -> Bool {
-        switch record.op {
-        case .add:
-            guard let text = record.url, let url = URL(string: text), let name = record.name else { return false }
+    /// The items as the records so far describe them.
+    private struct Table {
+        var entries: [UInt64: Entry] = [:]
+        var names: [String: UInt64] = [:]
+        /// Names of removed items.
+        var removed: Set<String> = []
+
+        /// Names whose `.part`s nobody resumes: removed items' (unless an item has the name again)
+        /// and cancelled ones'.
+        var leftovers: Set<String> {
+            var names = removed.subtracting(self.names.keys)
+            for entry in entries.values where entry.status == .cancelled { names.insert(entry.name) }
+            return names
+        }
+
+        enum Outcome: Equatable {
+            case applied
+            /// Makes no sense (an unknown id, a missing field): a record of a dropped item, say.
+            case ignored
+            /// Decoded, but refused as input; the reason names the value.
+            case refused(String)
+        }
+
+        mutating func apply(_ record: Record) -> Outcome {
+            switch record.op {
+            case .add: return add(record)
+            case .state:
+                guard var entry = entries[record.id] else { return .ignored }
+                switch record.state {
+                case "pending": entry.status = .pending
+                case "suspended": entry.status = .suspended
+                case "cancelled": entry.status = .cancelled
+                case "failed":
+                    let kind = record.kind.flatMap(DownloadManager.Failure.Kind.init(rawValue:)) ?? .other
+                    let status = record.status.flatMap { (100...999).contains($0) ? $0 : nil }
+                    let reason = String((record.reason ?? "failed").prefix(2_000))
+                    entry.status = .failed(DownloadManager.Failure(kind: kind, message: reason, status: status))
+                default: return .refused("unknown state '\(shown(record.state ?? ""))' of item \(record.id)")
+                }
+                entries[record.id] = entry
+                return .applied
+            case .finishing, .done:
+                guard var entry = entries[record.id], let size = record.size else { return .ignored }
+                guard (0...DownloadLimits.maximumLength).contains(size) else {
+                    return .refused("size \(size) of item \(record.id) is out of range")
+                }
+                entry.status = record.op == .done ? .completed(size: size) : .finishing(size: size)
+                entry.ownsFile = true
+                entries[record.id] = entry
+                return .applied
+            case .remove:
+                guard let entry = entries.removeValue(forKey: record.id) else { return .ignored }
+                names[entry.name] = nil
+                removed.insert(entry.name)
+                return .applied
+            }
+        }
+
+        private mutating func add(_ record: Record) -> Outcome {
+            guard let text = record.url, let name = record.name else { return .ignored }
+            guard entries[record.id] == nil else { return .refused("item \(record.id) is added twice") }
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
+                let host = url.host, !host.isEmpty
+            else { return .refused("item \(record.id) has no http(s) URL: '\(shown(text))'") }
+            do {
+                try DownloadManager.checkName(name)
+            } catch {
+                return .refused("item \(record.id) was dropped: \(error.localizedDescription)")
+            }
+            if let holder = names[name] {
+                return .refused("item \(record.id) has the name '\(shown(name))' of item \(holder)")
+            }
             var checksum: Checksum?
             if let text = record.checksum {
-                guard let parsed = try? Checksum(parsing: text) else { return false }
+                guard let parsed = try? Checksum(parsing: text) else {
+                    return .refused("item \(record.id) has an unreadable checksum")
+                }
                 checksum = parsed
             }
             entries[record.id] = Entry(id: record.id, url: url, name: name, checksum: checksum, status: .pending)
-            return true
-        case .state:
-            guard var entry = entries[record.id] else { return false }
-            switch record.state {
-            case "pending": entry.status = .pending
-            case "suspended": entry.status = .suspended
-            case "cancelled": entry.status = .cancelled
-            case "failed":
-                let kind = record.kind.flatMap(DownloadManager.Failure.Kind.init(rawValue:)) ?? .other
-                entry.status = .failed(
-                    DownloadManager.Failure(kind: kind, message: record.reason ?? "failed", status: record.status))
-            default: return false
-            }
-            entries[record.id] = entry
-            return true
-        case .finishing, .done:
-            guard var entry = entries[record.id], let size = record.size, size >= 0 else { return false }
-            entry.status = record.op == .done ? .completed(size: size) : .finishing(size: size)
-            entry.ownsFile = true
-            entries[record.id] = entry
-            return true
-        case .remove:
-            return entries.removeValue(forKey: record.id) != nil
+            names[name] = record.id
+            return .applied
+        }
+
+        /// At most 200 characters of `text`, control characters escaped: for a message.
+        private func shown(_ text: String) -> String {
+            String(text.prefix(200)).escapingControlCharacters
         }
     }
 
@@ -255,48 +327,73 @@ enum DownloadJournal {
     }
 }
 
-/// The open journal file, holding the directory's exclusive `flock`.
+/// The open journal file, holding the directory's exclusive `flock`. Created 0600 (it names the
+/// URLs, which may carry tokens); one found with wider permissions is narrowed to 0600.
 ///
 /// Not thread-safe: the manager uses it under its journal lock.
 final class JournalFile {
-    let path: String
-    let directory: String
+    /// The directory's path, for messages.
+    var directory: String { folder.path }
+    /// The journal's path, for messages.
+    var path: String { folder.path(of: DownloadJournal.fileName) }
+    let folder: DirectoryHandle
     /// `.system`: `sync` and `replace` flush to disk; `.process`: they do not.
     let durability: Durability
     private(set) var descriptor: Int32
+    /// Asked before each write, sync or rewrite: an `errno` to fail with (tests inject a full disk).
+    private let injectedFailure: @Sendable () -> Int32?
 
     /// The journal's length in bytes, as this process wrote it.
     private var length: Int64 = 0
 
-    private init(path: String, directory: String, durability: Durability, descriptor: Int32) {
-        self.path = path
-        self.directory = directory
+    private init(
+        folder: DirectoryHandle, durability: Durability, descriptor: Int32,
+        injectedFailure: @escaping @Sendable () -> Int32?
+    ) {
+        self.folder = folder
         self.durability = durability
         self.descriptor = descriptor
+        self.injectedFailure = injectedFailure
     }
 
     deinit {
         close()
     }
 
-    /// Opens (creating if needed) the journal of `directory`, locked, and reads it.
+    /// Opens the directory at `directory` (creating it if needed) for a manager.
     ///
-    /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
-    ///   the directory or the journal cannot be made, opened or read.
+    /// - Throws: `.cannotUseDirectory` when it cannot be made or opened, or is not a directory.
+    static func openFolder(_ directory: URL) throws(DownloadManagerError) -> DirectoryHandle {
+        let path = directory.standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotUseDirectory(path, reason: "cannot create it (\(error.localizedDescription))")
+        }
+        switch DirectoryHandle.open(path) {
+        case .success(let folder): return folder
+        case .failure(let error) where error.code == .ENOTDIR:
+            throw .cannotUseDirectory(path, reason: "not a directory")
+        case .failure(let code): throw .cannotUseDirectory(path, reason: errorText(code.code.rawValue))
+        }
+    }
+
+    /// Opens (creating if needed) the journal of `directory`, locked, and reads it.
     static func open(
         directory: URL, durability: Durability = .process
     ) throws(DownloadManagerError) -> (JournalFile, Data) {
-        let folder = directory.standardizedFileURL.path
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .cannotUseDirectory(folder, reason: "cannot create it (\(error.localizedDescription))")
-        }
-        var info = stat()
-        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw .cannotUseDirectory(folder, reason: "not a directory")
-        }
-        let path = folder + "/" + DownloadJournal.fileName
+        try open(in: openFolder(directory), durability: durability)
+    }
+
+    /// Opens (creating if needed) the journal in `folder`, locked, and reads it.
+    ///
+    /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
+    ///   the journal cannot be made, opened or read.
+    static func open(
+        in folder: DirectoryHandle, durability: Durability = .process,
+        injectedFailure: @escaping @Sendable () -> Int32? = { nil }
+    ) throws(DownloadManagerError) -> (JournalFile, Data) {
+        let name = DownloadJournal.fileName
         // The lock is on the journal's inode; compaction renames a new, already locked file over it.
         // A lock won on an inode that was renamed away meanwhile is worthless: check and try again.
         // A lock that is busy is tried again for a moment: a child process being started (by this
@@ -305,33 +402,47 @@ final class JournalFile {
         let deadline = DispatchTime.now().uptimeNanoseconds + lockPatience
         var renamedAway = 0
         while true {
-            let descriptor = systemOpen(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw .cannotUseDirectory(folder, reason: errorText(errno)) }
+            let descriptor: Int32
+            switch folder.openFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
+            case .success(let opened): descriptor = opened
+            case .failure(let code):
+                throw .cannotUseDirectory(
+                    folder.path, reason: "cannot open \(folder.path(of: name)): \(errorText(code.code.rawValue))")
+            }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
                 _ = systemClose(descriptor)
-                guard code == EWOULDBLOCK else { throw .cannotUseDirectory(folder, reason: errorText(code)) }
-                guard DispatchTime.now().uptimeNanoseconds < deadline else { throw .directoryInUse(folder) }
+                guard code == EWOULDBLOCK else { throw .cannotUseDirectory(folder.path, reason: errorText(code)) }
+                guard DispatchTime.now().uptimeNanoseconds < deadline else { throw .directoryInUse(folder.path) }
                 usleep(5_000)
                 continue
             }
             var opened = stat()
             var named = stat()
-            guard fstat(descriptor, &opened) == 0, stat(path, &named) == 0, opened.st_ino == named.st_ino,
-                opened.st_dev == named.st_dev
+            guard fstat(descriptor, &opened) == 0, fstatat(folder.descriptor, name, &named, AT_SYMLINK_NOFOLLOW) == 0,
+                opened.st_ino == named.st_ino, opened.st_dev == named.st_dev
             else {
                 _ = systemClose(descriptor)
                 renamedAway += 1
-                if renamedAway > 16 { throw .directoryInUse(folder) }
+                if renamedAway > 16 { throw .directoryInUse(folder.path) }
                 continue
             }
-            let file = JournalFile(path: path, directory: folder, durability: durability, descriptor: descriptor)
+            guard opened.st_mode & S_IFMT == S_IFREG else {
+                _ = systemClose(descriptor)
+                throw .cannotUseDirectory(folder.path, reason: "\(folder.path(of: name)) is not a regular file")
+            }
+            if opened.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
+            let file = JournalFile(
+                folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
             return (file, try file.readAll())
         }
     }
 
     /// How long a busy lock is tried again before the directory counts as in use: a quarter second.
     static let lockPatience: UInt64 = 250_000_000
+
+    /// The largest journal a manager reads (1 GiB): a bigger one was not written by a manager.
+    static let maximumLength = 1 << 30
 
     private func readAll() throws(DownloadManagerError) -> Data {
         var data = Data()
@@ -349,6 +460,9 @@ final class JournalFile {
             }
             data.append(contentsOf: buffer[0..<count])
             offset += off_t(count)
+            guard data.count <= Self.maximumLength else {
+                throw .unsupportedJournal(path, reason: "it is larger than \(Self.maximumLength >> 20) MiB")
+            }
         }
     }
 
@@ -358,7 +472,7 @@ final class JournalFile {
     /// land on a torn one.
     func append(_ data: Data) throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
-        let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
+        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
         if let failure {
             _ = ftruncate(descriptor, off_t(length))
             throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(Self.errorText(failure))")
@@ -366,48 +480,70 @@ final class JournalFile {
         length += Int64(data.count)
     }
 
+    /// Appends `data` and syncs it (with `.system` durability): all or nothing — when the sync
+    /// fails, the lines are cut back off, so that no record of a failed call is honoured later.
+    func appendSynced(_ data: Data) throws(DownloadManagerError) {
+        let before = length
+        try append(data)
+        do {
+            try sync()
+        } catch {
+            if ftruncate(descriptor, off_t(before)) == 0 { length = before }
+            throw error
+        }
+    }
+
     /// Flushes the journal to disk (with `.system` durability; else does nothing).
     func sync() throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
         guard durability == .system else { return }
+        if let failure = injectedFailure() {
+            throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(Self.errorText(failure))")
+        }
         guard DiskSync.sync(descriptor, path: path) else {
             throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(Self.errorText(errno))")
         }
     }
 
-    /// Syncs the file at `path` to disk through a descriptor of its own (which holds no lock);
+    /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock);
     /// best effort.
-    static func sync(path: String) {
-        let file = systemOpen(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
-        guard file >= 0 else { return }
-        _ = DiskSync.sync(file, path: path)
+    static func sync(in folder: DirectoryHandle) {
+        guard case .success(let file) = folder.openFile(DownloadJournal.fileName, O_RDONLY) else { return }
+        _ = DiskSync.sync(file, path: folder.path(of: DownloadJournal.fileName))
         _ = systemClose(file)
     }
 
-    /// Replaces the journal with `data`: written to a temporary file that is locked first, renamed
-    /// over the journal (with `.system` durability: synced before, and the folder synced after). The
-    /// old file's descriptor is closed.
+    /// Replaces the journal with `data`: written to a temporary file (0600) that is locked first,
+    /// renamed over the journal (with `.system` durability: synced before, and the folder synced
+    /// after). The old file's descriptor is closed.
     func replace(with data: Data) throws(DownloadManagerError) {
         guard descriptor >= 0 else { throw .closed }
-        let temporary = path + ".tmp"
-        let fresh = systemOpen(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fresh >= 0 else {
-            throw .cannotUseDirectory(directory, reason: "cannot write \(temporary): \(Self.errorText(errno))")
+        let temporary = DownloadJournal.fileName + ".tmp"
+        let temporaryPath = folder.path(of: temporary)
+        folder.unlink(temporary)
+        let fresh: Int32
+        switch folder.openFile(temporary, O_RDWR | O_CREAT | O_EXCL | O_APPEND, mode: 0o600) {
+        case .success(let opened): fresh = opened
+        case .failure(let code):
+            throw .cannotUseDirectory(
+                directory, reason: "cannot write \(temporaryPath): \(Self.errorText(code.code.rawValue))")
         }
         guard flock(fresh, LOCK_EX | LOCK_NB) == 0 else {
             _ = systemClose(fresh)
             throw .directoryInUse(directory)
         }
-        let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: fresh) }
-        guard failure == nil, durability == .process || DiskSync.sync(fresh, path: temporary),
-            rename(temporary, path) == 0
-        else {
-            let code = failure ?? errno
+        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: fresh) }
+        var code = failure
+        if code == nil, durability == .system, !DiskSync.sync(fresh, path: temporaryPath) { code = errno }
+        if code == nil, let renameFailure = folder.rename(temporary, to: DownloadJournal.fileName, replacing: true) {
+            code = renameFailure.rawValue
+        }
+        if let code {
             _ = systemClose(fresh)
-            unlink(temporary)
+            folder.unlink(temporary)
             throw .cannotUseDirectory(directory, reason: "cannot rewrite \(path): \(Self.errorText(code))")
         }
-        if durability == .system { Self.syncFolder(directory) }
+        if durability == .system { folder.sync() }
         _ = systemClose(descriptor)
         descriptor = fresh
         length = Int64(data.count)
@@ -420,24 +556,13 @@ final class JournalFile {
         descriptor = -1
     }
 
-    /// Syncs a folder's entries (a rename in it) to disk; best effort.
-    static func syncFolder(_ path: String) {
-        let folder = systemOpen(path, O_RDONLY | O_CLOEXEC, 0)
-        guard folder >= 0 else { return }
-        _ = DiskSync.sync(folder, path: path)
-        _ = systemClose(folder)
-    }
-
     static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 }
 
 #if canImport(Darwin)
-    func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Darwin.open(path, flags, mode) }
     func systemClose(_ descriptor: Int32) -> Int32 { Darwin.close(descriptor) }
 #elseif canImport(Glibc)
-    func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Glibc.open(path, flags, mode) }
     func systemClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
 #elseif canImport(Musl)
-    func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Musl.open(path, flags, mode) }
     func systemClose(_ descriptor: Int32) -> Int32 { Musl.close(descriptor) }
 #endif

@@ -6,12 +6,25 @@ extension DownloadManager {
     // MARK: Journal
 
     /// Writes the records waiting in the state machine, in order.
-    func writeJournal() {
-        journal.withLock { box in
-            guard let file = box.file, let write = state.withLock({ $0.takeJournal() }) else { return }
-            // A journal that cannot be written (a full disk) does not stop the downloads; the next
-            // manager rewrites it from what it holds.
-            try? Self.apply(write, to: file)
+    ///
+    /// - Throws: the journal's failure (a full disk): the records stay waiting, to be written before
+    ///   the next ones, and the caller does not carry out what they announce. Nothing when closed.
+    func writeJournal() throws(DownloadManagerError) {
+        let result = journal.withLock { box -> Result<Void, DownloadManagerError> in
+            guard let file = box.file else { return .success(()) }
+            return Result { () throws(DownloadManagerError) in try writeJournal(to: file) }
+        }
+        try result.get()
+    }
+
+    /// Writes the waiting records to `file`; the journal lock is held.
+    func writeJournal(to file: JournalFile) throws(DownloadManagerError) {
+        guard let write = state.withLock({ $0.takeJournal() }) else { return }
+        do {
+            try Self.apply(write, to: file)
+        } catch {
+            state.withLock { $0.untake(write) }
+            throw error
         }
     }
 
@@ -41,8 +54,8 @@ extension DownloadManager {
             syncQueued.withLock { $0 = false }
             // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
             // and keep the directory locked past `close()` while the sync runs.
-            guard let path = journal.withLock({ $0.file?.path }) else { return }
-            JournalFile.sync(path: path)
+            guard journal.withLock({ $0.file != nil }) else { return }
+            JournalFile.sync(in: folder)
         }
     }
 }

@@ -13,21 +13,6 @@ import JobKit
 extension DownloadManager {
     // MARK: Restoring
 
-    /// What is at a path.
-    enum FileFacts: Equatable {
-        case missing
-        case directory
-        /// A file (or anything else that is not a directory: a link, a socket) of this size.
-        case file(size: Int64)
-    }
-
-    static func facts(at path: String) -> FileFacts {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
-        if info.st_mode & S_IFMT == S_IFDIR { return .directory }
-        return .file(size: Int64(info.st_size))
-    }
-
     /// What a journal entry's status becomes, given what is on disk now.
     static func restoredStatus(_ entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
         -> DownloadJournal.Entry.Status

@@ -13,6 +13,7 @@ extension DownloadManagerStateMachine {
 
     /// Takes the records waiting to be written; nil when none wait.
     mutating func takeJournal() -> JournalWrite? {
+        if compactionOwed { return compacted() }
         guard !journal.isEmpty else { return nil }
         defer { journal = [] }
         if recordsSinceCompaction > max(1024, compactedRecords) {
@@ -21,9 +22,19 @@ extension DownloadManagerStateMachine {
         return .append(journal)
     }
 
+    /// A write taken by `takeJournal` failed (a full disk): its records go back to the front, to be
+    /// written before any later one (a failed rewrite is owed again, whole).
+    mutating func untake(_ write: JournalWrite) {
+        switch write {
+        case .append(let records): journal = records + journal
+        case .rewrite: compactionOwed = true
+        }
+    }
+
     /// The journal that says everything the manager knows, in few records.
     mutating func compacted() -> JournalWrite {
         journal = []
+        compactionOwed = false
         let (header, records) = DownloadJournal.compacted(journalEntries, nextID: nextID)
         recordsSinceCompaction = 0
         compactedRecords = records.count
@@ -36,7 +47,7 @@ extension DownloadManagerStateMachine {
             guard let entry = entries[id] else { return nil }
             let status: DownloadJournal.Entry.Status
             switch entry.phase {
-            case .pending, .running:
+            case .pending, .running, .held:
                 // A run that recorded `finishing` may have renamed its `.part` already: a compacted
                 // journal keeps that, so that the next manager finds the file done (not fetched again).
                 status = entry.finishingSize.map { .finishing(size: $0) } ?? .pending

@@ -13,8 +13,26 @@ extension DownloadManagerStateMachine {
         return name
     }
 
-    /// Refuses names that are not one plain file name of the directory, or that the manager keeps.
-    static func validate(name: String) throws(DownloadManagerError) {
+    /// `host:port` of a URL, lower-cased: what the per-host limit counts.
+    static func host(of url: URL) -> String {
+        let host = url.host?.lowercased() ?? ""
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
+}
+
+extension DownloadManager {
+    /// The longest file name, in bytes (most file systems' limit).
+    public static let maximumNameLength = 255
+
+    /// Checks that `name` can be an item's file name: one plain file name of the directory, not one
+    /// the manager keeps for itself. The one name rule of the manager and `jobkit download`.
+    ///
+    /// Refused: an empty name, `.` and `..`, a `/`, a control character (or NUL), more than
+    /// `maximumNameLength` bytes of UTF-8, a name starting with `.jobkit` (the journal, the sidecars
+    /// of long names) and one ending in `.part`, `.part.meta` or `.part.meta.tmp` (partial downloads).
+    ///
+    /// - Throws: `DownloadManagerError.invalidName`, whose reason says which rule.
+    public static func checkName(_ name: String) throws(DownloadManagerError) {
         func refuse(_ reason: String) -> DownloadManagerError { .invalidName(name, reason: reason) }
         guard !name.isEmpty else { throw refuse("it is empty") }
         guard name != ".", name != ".." else { throw refuse("it names a directory") }
@@ -22,17 +40,12 @@ extension DownloadManagerStateMachine {
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw refuse("it has a control character")
         }
-        // 255 bytes is the usual limit of a file name, and `NAME.part.meta.tmp` adds 14.
-        guard name.utf8.count <= 241 else { throw refuse("it is longer than 241 bytes") }
-        guard !name.hasPrefix(".jobkit-downloads") else { throw refuse("the manager keeps that name for its journal") }
+        guard name.utf8.count <= maximumNameLength else {
+            throw refuse("it is longer than \(maximumNameLength) bytes")
+        }
+        guard !name.hasPrefix(".jobkit") else { throw refuse("names starting with '.jobkit' are kept for the manager") }
         for suffix in [".part", ".part.meta", ".part.meta.tmp"] where name.hasSuffix(suffix) {
             throw refuse("names ending in '\(suffix)' are kept for partial downloads")
         }
-    }
-
-    /// `host:port` of a URL, lower-cased: what the per-host limit counts.
-    static func host(of url: URL) -> String {
-        let host = url.host?.lowercased() ?? ""
-        return url.port.map { "\(host):\($0)" } ?? host
     }
 }

@@ -18,7 +18,7 @@ extension DownloadManagerStateMachine {
                 ownsFile: restored.ownsFile)
             entry.received = partLengths[restored.id] ?? 0
             switch restored.status {
-            case .pending, .finishing: entry.phase = .pending(ticket: 0)
+            case .pending, .finishing: entry.phase = startsRestored ? .pending(ticket: 0) : .held
             case .suspended: entry.phase = .suspended
             case .cancelled: entry.phase = .cancelled
             case .failed(let failure): entry.phase = .failed(failure)

@@ -11,7 +11,8 @@ extension DownloadManagerStateMachine {
         if case .running = entry.phase {
             progress.bytesPerSecond = entry.meter.rate(entry.transferred, at: now)
             if let expected = entry.expected, progress.bytesPerSecond > 0 {
-                progress.secondsRemaining = Double(max(expected - entry.received, 0)) / progress.bytesPerSecond
+                progress.secondsRemaining =
+                    Double(max(expected.subtractingSaturating(entry.received), 0)) / progress.bytesPerSecond
             }
         }
         return DownloadManager.Item(
@@ -53,12 +54,17 @@ extension DownloadManagerStateMachine {
             default: break
             }
             // `received` and `expected` add up the same items, so that one never outgrows the other.
+            // Saturating: the numbers come from servers (a lying `Content-Length` is refused by the
+            // download, but its sum with others may still be past `Int64.max`).
             if let expected = item.progress.expected {
-                totals.received += item.progress.received
-                totals.expected += expected
-                if item.state.isActive { left += max(expected - item.progress.received, 0) }
+                totals.received = totals.received.addingSaturating(item.progress.received)
+                totals.expected = totals.expected.addingSaturating(expected)
+                if item.state.isActive {
+                    left = left.addingSaturating(max(expected.subtractingSaturating(item.progress.received), 0))
+                }
             } else {
-                totals.receivedOfUnknownLength += item.progress.received
+                totals.receivedOfUnknownLength = totals.receivedOfUnknownLength.addingSaturating(
+                    item.progress.received)
                 if item.state.isActive { totals.itemsOfUnknownLength += 1 }
             }
         }

@@ -18,6 +18,9 @@ struct DownloadManagerStateMachine<Handle> {
         case pending(ticket: UInt64)
         case running(Run)
         case suspended
+        /// Restored from the journal as pending, and not started (`startsRestoredItems` false):
+        /// shown as suspended, kept pending in the journal, queued when added again or resumed.
+        case held
         case completed(size: Int64)
         case failed(Failure)
         case cancelled
@@ -54,6 +57,9 @@ struct DownloadManagerStateMachine<Handle> {
         var ownsFile = false
         /// The size the `finishing` record gave, for the completion.
         var finishingSize: Int64?
+        /// The finished file may replace one under its name (`Request.replacesExistingFile`; not
+        /// journaled: a restored item never replaces).
+        var replacesFile = false
     }
 
     /// A run to start, outside the lock.
@@ -63,7 +69,8 @@ struct DownloadManagerStateMachine<Handle> {
         let url: URL
         let name: String
         let checksum: Checksum?
-        let ownsFile: Bool
+        /// The finished file may replace one under its name.
+        let replacesFile: Bool
     }
 
     typealias Wake = DeliveryWake
@@ -72,8 +79,8 @@ struct DownloadManagerStateMachine<Handle> {
     struct Actions {
         var starts: [Start] = []
         var cancels: [Handle] = []
-        /// Files to unlink: `.part`s and `.part.meta`s of the manager's items, or a completed file
-        /// removed with `deletingFile`.
+        /// Names in the directory to unlink: `.part`s and `.part.meta`s of the manager's items, or a
+        /// completed file removed with `deletingFile`.
         var unlinks: [String] = []
         /// The names these unlinks clean: nothing of those names starts until `cleaned` is told,
         /// once the unlinks are done (an item of the name may be waiting for them).
@@ -105,9 +112,9 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// A validated request, before it is committed.
     enum Prepared: Equatable {
-        case new(id: ItemID, url: URL, name: String, checksum: Checksum?)
+        case new(id: ItemID, url: URL, name: String, checksum: Checksum?, replacing: Bool)
         /// The same URL, name and checksum as an item the manager has.
-        case existing(ItemID)
+        case existing(ItemID, replacing: Bool)
     }
 
     let directory: URL
@@ -115,6 +122,8 @@ struct DownloadManagerStateMachine<Handle> {
     let perHost: Int?
     let interval: UInt64
     let window: UInt64
+    /// Items restored as pending start (else they are `held`).
+    let startsRestored: Bool
 
     var entries: [ItemID: Entry] = [:]
     var order: [ItemID] = []
@@ -153,12 +162,17 @@ struct DownloadManagerStateMachine<Handle> {
     /// stays within about twice its compacted size at an amortized constant cost per record.
     var recordsSinceCompaction = 0
     var compactedRecords = 0
+    /// A rewrite of the journal failed: the next write is a whole one.
+    var compactionOwed = false
     var waiters: [Int: CheckedContinuation<DownloadManager.Summary, Never>] = [:]
     var openWaiters: Set<Int> = []
     var nextWaiter = 0
 
-    init(directory: URL, limit: Int, perHost: Int?, interval: Duration, window: Duration) {
+    init(
+        directory: URL, limit: Int, perHost: Int?, interval: Duration, window: Duration, startsRestored: Bool = true
+    ) {
         self.directory = directory
+        self.startsRestored = startsRestored
         self.limit = max(limit, 1)
         self.perHost = perHost.map { max($0, 1) }
         self.interval = interval.nanoseconds
@@ -181,23 +195,27 @@ struct DownloadManagerStateMachine<Handle> {
             else { throw .unsupportedURL(request.url.absoluteString) }
             let name: String
             if let given = request.name { name = given } else { name = try Self.defaultName(for: request.url) }
-            try Self.validate(name: name)
+            try DownloadManager.checkName(name)
+            let replacing = request.replacesExistingFile
             if let existing = names[name], let entry = entries[existing] {
                 guard entry.url == request.url, entry.checksum == request.checksum else {
                     throw .nameTaken(name, by: existing)
                 }
-                prepared.append(.existing(existing))
+                prepared.append(.existing(existing, replacing: replacing))
                 continue
             }
             if let earlier = batch[name] {
                 guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
                     throw .nameTaken(name, by: earlier.id)
                 }
-                prepared.append(.existing(earlier.id))
+                prepared.append(.existing(earlier.id, replacing: replacing))
                 continue
             }
             batch[name] = (ItemID(rawValue: id), request)
-            prepared.append(.new(id: ItemID(rawValue: id), url: request.url, name: name, checksum: request.checksum))
+            prepared.append(
+                .new(
+                    id: ItemID(rawValue: id), url: request.url, name: name, checksum: request.checksum,
+                    replacing: replacing))
             id += 1
         }
         return prepared
@@ -206,38 +224,40 @@ struct DownloadManagerStateMachine<Handle> {
     /// The journal records of prepared requests (new items only).
     static func records(of prepared: [Prepared]) -> [DownloadJournal.Record] {
         prepared.compactMap { item in
-            guard case .new(let id, let url, let name, let checksum) = item else { return nil }
+            guard case .new(let id, let url, let name, let checksum, _) = item else { return nil }
             return .add(id.rawValue, url: url, name: name, checksum: checksum)
         }
     }
 
     /// Adds what `prepare` validated (and the journal recorded): new items are pending; an existing
-    /// item that failed or was cancelled is queued again. Returns the ids, one per request.
+    /// item that failed, was cancelled or is held is queued again. Returns the ids, one per request.
     mutating func commit(_ prepared: [Prepared], now: UInt64) -> (ids: [ItemID], actions: Actions) {
         var actions = Actions()
         var ids: [ItemID] = []
         for item in prepared {
             switch item {
-            case .new(let id, let url, let name, let checksum):
+            case .new(let id, let url, let name, let checksum, let replacing):
                 nextID = max(nextID, id.rawValue + 1)
                 if entries[id] != nil {
+                    if replacing { entries[id]?.replacesFile = true }
                     ids.append(id)  // the same request twice in one batch
                     continue
                 }
                 entries[id] = Entry(
                     id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url), checksum: checksum,
-                    phase: .cancelled, meter: SpeedMeter(window: window))
+                    phase: .cancelled, meter: SpeedMeter(window: window), replacesFile: replacing)
                 order.append(id)
                 names[name] = id
                 recordsSinceCompaction += 1
                 enqueue(id)
                 actions.wake(outbox.note(.changed(self.item(id, now: now))))
                 ids.append(id)
-            case .existing(let id):
+            case .existing(let id, let replacing):
                 ids.append(id)
                 guard let entry = entries[id] else { continue }
+                if replacing { entries[id]?.replacesFile = true }
                 switch entry.phase {
-                case .failed, .cancelled: actions.merge(requeue(id, now: now))
+                case .failed, .cancelled, .held: actions.merge(requeue(id, now: now))
                 default: break
                 }
             }
@@ -267,9 +287,9 @@ struct DownloadManagerStateMachine<Handle> {
     /// Run `token` wrote `count` more bytes.
     mutating func received(_ id: ItemID, token: UInt64, count: Int, now: UInt64) -> Wake? {
         guard isCurrent(id, token) else { return nil }
-        entries[id]!.received += Int64(count)
-        entries[id]!.transferred += Int64(count)
-        totalTransferred += Int64(count)
+        entries[id]!.received = entries[id]!.received.addingSaturating(Int64(count))
+        entries[id]!.transferred = entries[id]!.transferred.addingSaturating(Int64(count))
+        totalTransferred = totalTransferred.addingSaturating(Int64(count))
         return outbox.noteProgress(now: now, interval: interval)
     }
 
@@ -369,11 +389,11 @@ struct DownloadManagerStateMachine<Handle> {
             if let id = names[name], let phase = entries[id]?.phase, !phase.isCancelled { break }
             clean(name, paths, into: &actions)
         case .removedWhileFinalizing(let name, let deletingFile):
-            let path = file(named: name).path
             if case .completed = outcome {
-                if deletingFile { actions.unlinks.append(path) }
+                if deletingFile { actions.unlinks.append(name) }
             } else {
-                actions.unlinks += [path + ".part", path + ".part.meta"]
+                let parts = PartNames(for: name)
+                actions.unlinks += [parts.part, parts.metadata]
             }
             // The mark was taken by `remove`: it is released once these unlinks are done.
             actions.cleaning.append(name)
@@ -405,7 +425,7 @@ struct DownloadManagerStateMachine<Handle> {
         switch entry.phase {
         case .pending: .pending
         case .running(let run): run.verifying ? .verifying : .running
-        case .suspended: .suspended
+        case .suspended, .held: .suspended
         case .completed: .completed
         case .failed(let failure): .failed(failure)
         case .cancelled: .cancelled
@@ -431,7 +451,7 @@ struct DownloadManagerStateMachine<Handle> {
     mutating func requeue(_ id: ItemID, now: UInt64) -> Actions {
         guard let entry = entries[id] else { return Actions() }
         switch entry.phase {
-        case .suspended, .failed, .cancelled: break
+        case .suspended, .failed, .cancelled, .held: break
         default: return Actions()
         }
         var actions = Actions()
@@ -504,7 +524,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.starts.append(
                 Start(
                     id: id, token: nextToken, url: entry.url, name: entry.name, checksum: entry.checksum,
-                    ownsFile: entry.ownsFile))
+                    replacesFile: entry.replacesFile))
         }
     }
 
@@ -550,13 +570,15 @@ struct DownloadManagerStateMachine<Handle> {
         directory.appendingPathComponent(name, isDirectory: false)
     }
 
+    /// The name of an item's file in the directory.
     func file(of entry: Entry) -> String {
-        entry.file.path
+        entry.name
     }
 
+    /// The names of an item's `.part` and its metadata in the directory.
     func partFiles(of entry: Entry) -> [String] {
-        let path = file(of: entry)
-        return [path + ".part", path + ".part.meta"]
+        let parts = PartNames(for: entry.name)
+        return [parts.part, parts.metadata]
     }
 }
 

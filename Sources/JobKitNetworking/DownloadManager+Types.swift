@@ -36,6 +36,12 @@ extension DownloadManager {
         /// folder after, and the journal after each add and before each file takes its name (a few
         /// milliseconds per file). See `Durability`.
         public var durability: Durability
+        /// Whether items the journal holds as pending (or that were running when the last manager
+        /// stopped) start when the manager opens. True (the default): they do. False: they come back
+        /// `suspended` (the journal keeps them pending, untouched) and start when resumed or added
+        /// again with the same URL, name and checksum — `jobkit download` downloads only what its
+        /// command names, so an earlier command's leftovers neither run nor hold it up.
+        public var startsRestoredItems = true
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 
@@ -106,12 +112,19 @@ extension DownloadManager {
         public var name: String?
         /// The digest the file must have; nil: not verified.
         public var checksum: Checksum?
+        /// The finished file may replace a file already under its name (aria2's `--allow-overwrite`).
+        /// False (the default): a file or folder under the name, when the item starts or when it
+        /// appears while it runs, fails the item as `fileInTheWay` and is left exactly as it is.
+        /// Not kept in the journal: an item restored by a new manager never replaces a file, unless
+        /// it is added again with this set.
+        public var replacesExistingFile: Bool
 
         /// A request; see the properties.
-        public init(url: URL, name: String? = nil, checksum: Checksum? = nil) {
+        public init(url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false) {
             self.url = url
             self.name = name
             self.checksum = checksum
+            self.replacesExistingFile = replacesExistingFile
         }
     }
 
@@ -215,6 +228,8 @@ extension DownloadManager {
             case let download as DownloadError:
                 if case .inconsistentResponse = download.kind {
                     self.init(kind: .network, message: download.localizedDescription)
+                } else if download.kind == .destinationExists {
+                    self.init(kind: .fileInTheWay, message: download.localizedDescription)
                 } else {
                     self.init(kind: .file, message: download.localizedDescription)
                 }

@@ -75,6 +75,15 @@ public final class DownloadManager: Sendable {
     /// The journal's file.
     public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
 
+    /// Problems found in the journal when the manager opened it, one line each (`line 2: item 1
+    /// was dropped: invalid file name '../x': …`): records refused as input (a name that is not one
+    /// plain file name, a URL that is not http(s), a size out of range) and dropped with their items.
+    /// The journal is input, not truth: a planted or corrupt one never makes the manager write
+    /// outside its directory. Empty when the journal was sound.
+    public let journalProblems: [String]
+
+    /// The directory, open: every file operation goes through it (see `DirectoryHandle`).
+    let folder: DirectoryHandle
     let transport: DownloadTransport
     /// The AsyncHTTPClient the manager made for itself (no `transport` or `client` given): shut
     /// down when the manager is released, which its running downloads prevent.
@@ -106,7 +115,10 @@ public final class DownloadManager: Sendable {
         self.directory = directory
         self.configuration = configuration
         self.onUpdate = onUpdate
-        let (file, data) = try JournalFile.open(directory: directory, durability: configuration.durability)
+        let folder = try JournalFile.openFolder(directory)
+        self.folder = folder
+        let (file, data) = try JournalFile.open(
+            in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
         var contents: DownloadJournal.Contents
         do {
             contents = try DownloadJournal.parse(data)
@@ -120,20 +132,26 @@ public final class DownloadManager: Sendable {
                     reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
             }
         }
+        journalProblems = contents.problems
         var partLengths: [UInt64: Int64] = [:]
         for index in contents.entries.indices {
             let entry = contents.entries[index]
-            let path = directory.appendingPathComponent(entry.name, isDirectory: false).path
-            let part = Self.facts(at: path + ".part")
-            let status = Self.restoredStatus(entry, file: Self.facts(at: path), partExists: part != .missing)
+            let parts = PartNames(for: entry.name)
+            let part = folder.facts(parts.part)
+            let status = Self.restoredStatus(entry, file: folder.facts(entry.name), partExists: part != .missing)
             contents.entries[index].status = status
             // A completed file that changed since is somebody else's now: never replaced.
             if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
             if case .file(let size) = part { partLengths[entry.id] = size }
             // What a process killed while writing metadata or finalizing leaves: nothing reads it
             // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.
-            unlink(path + ".part.meta.tmp")
-            if part == .missing { unlink(path + ".part.meta") }
+            folder.unlink(parts.metadataTemporary)
+            if part == .missing { folder.unlink(parts.metadata) }
+        }
+        // What a process killed between a `remove` or `cancel` record and its unlinks left: the
+        // journal says the item is gone, so its `.part` is nobody's.
+        for name in contents.leftovers {
+            for sidecar in PartNames(for: name).all { folder.unlink(sidecar) }
         }
         // The journal is rewritten from what it said before anything runs: torn lines go.
         let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
@@ -150,7 +168,8 @@ public final class DownloadManager: Sendable {
         }
         var machine = DownloadManagerStateMachine<JobHandle>(
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
-            interval: configuration.progressInterval, window: configuration.speedWindow)
+            interval: configuration.progressInterval, window: configuration.speedWindow,
+            startsRestored: configuration.startsRestoredItems)
         let actions = machine.restore(contents, partLengths: partLengths, now: Self.now())
         state = .make(machine)
         journal = .make(JournalBox(file: file))
@@ -194,19 +213,17 @@ public final class DownloadManager: Sendable {
                     Result { () throws(DownloadManagerError) in try machine.prepare(requests) }
                 }.get()
                 // Records of earlier changes go first, in order.
-                if let write = state.withLock({ $0.takeJournal() }) { try? Self.apply(write, to: file) }
+                try writeJournal(to: file)
                 let records = Machine.records(of: prepared)
-                if !records.isEmpty {
-                    try file.append(DownloadJournal.encode(records))
-                    try file.sync()
-                }
+                // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
+                if !records.isEmpty { try file.appendSynced(DownloadJournal.encode(records)) }
                 return .success(state.withLock { $0.commit(prepared, now: Self.now()) })
             } catch {
                 return .failure(error)
             }
         }
         let (ids, actions) = try result.get()
-        perform(actions)
+        _ = perform(actions)
         return ids
     }
 
@@ -216,7 +233,8 @@ public final class DownloadManager: Sendable {
     /// nothing for an item in another state, or one whose complete `.part` is already taking its
     /// name (that item ends completed).
     ///
-    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written (the change holds in memory and is written with the next record).
     public func suspend(_ id: ItemID) throws(DownloadManagerError) {
         try control { machine, now throws(DownloadManagerError) in try machine.suspend(id, now: now) }
     }
@@ -235,7 +253,9 @@ public final class DownloadManager: Sendable {
     /// whose complete (and verified) `.part` is already taking its name: the cancel is too late, and
     /// the item ends completed with its file, as if it had arrived a moment earlier.
     ///
-    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written: the item is cancelled, but its `.part` is left until the record
+    ///   is written (journal first: a crash must not find a `.part` gone that the journal still resumes).
     public func cancel(_ id: ItemID) throws(DownloadManagerError) {
         try control { machine, now throws(DownloadManagerError) in try machine.cancel(id, now: now) }
     }
@@ -249,7 +269,9 @@ public final class DownloadManager: Sendable {
     /// from the list at once, and its file is then treated as a completed item's (removed only
     /// when `deletingFile` is true).
     ///
-    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written: the item is removed from the list, but no file is unlinked until
+    ///   the record is written (a crash would otherwise bring the item back with its files gone).
     public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
         try control { machine, now throws(DownloadManagerError) in
             try machine.remove(id, deletingFile: deletingFile, now: now)
@@ -281,7 +303,7 @@ public final class DownloadManager: Sendable {
     /// Changes the width, effective at once: raising it starts pending items now; lowering it lets
     /// running ones finish. Below 1 counts as 1.
     public func setMaxConcurrent(_ maxConcurrent: Int) {
-        perform(state.withLock { $0.setLimit(maxConcurrent, now: Self.now()) })
+        _ = perform(state.withLock { $0.setLimit(maxConcurrent, now: Self.now()) })
     }
 
     /// The current width.
@@ -337,13 +359,21 @@ public final class DownloadManager: Sendable {
     public func close() {
         let actions = state.withLock { $0.close(now: Self.now()) }
         for handle in actions.cancels { handle.cancel() }
-        for path in actions.unlinks { unlink(path) }
-        journal.withLock { box in
-            guard let file = box.file else { return }
-            try? Self.apply(state.withLock { $0.compacted() }, to: file)
-            file.close()
-            box.file = nil
+        let compacted = journal.withLock { box -> Bool in
+            guard let file = box.file else { return false }
+            defer {
+                file.close()
+                box.file = nil
+            }
+            do {
+                try Self.apply(state.withLock { $0.compacted() }, to: file)
+                return true
+            } catch {
+                return false
+            }
         }
+        // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
+        if compacted { for name in actions.unlinks { folder.unlink(name) } }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
     }
 
@@ -369,7 +399,7 @@ public final class DownloadManager: Sendable {
         let result = state.withLock { machine in
             Result { () throws(DownloadManagerError) in try transition(&machine, Self.now()) }
         }
-        perform(try result.get())
+        if let failure = perform(try result.get()) { throw failure }
     }
 
     private func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
@@ -383,18 +413,31 @@ public final class DownloadManager: Sendable {
             actions.merge(machine.releaseStarts(now: now))
             return actions
         }
-        perform(actions)
+        _ = perform(actions)
     }
 
-    /// Carries out what a transition asked, with no lock held. The journal is written first: a
-    /// process killed after an unlink finds the change that made it (a removed item does not come
-    /// back as completed, with its file gone).
-    private func perform(_ actions: Machine.Actions) {
-        if actions.writesJournal { writeJournal() }
+    /// Carries out what a transition asked, with no lock held. The journal is written first, or
+    /// nothing is unlinked: a process killed after an unlink finds the change that made it (a removed
+    /// item does not come back as completed, with its file gone).
+    ///
+    /// - Returns: the journal's failure, when its records could not be written (they are written
+    ///   with the next ones; the unlinks they announce were skipped).
+    @discardableResult
+    private func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
+        var failure: DownloadManagerError?
+        if actions.writesJournal {
+            do throws(DownloadManagerError) {
+                try writeJournal()
+            } catch {
+                failure = error
+            }
+        }
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
-        if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
-        for path in actions.unlinks { unlink(path) }
+        if failure == nil {
+            if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
+            for name in actions.unlinks { folder.unlink(name) }
+        }
         // What waited for these unlinks (a resumed or re-added item of the name) may start now.
         if !actions.cleaning.isEmpty {
             perform(state.withLock { $0.cleaned(actions.cleaning, now: Self.now()) })
@@ -403,6 +446,7 @@ public final class DownloadManager: Sendable {
         if actions.syncsJournal { syncJournalSoon() }
         schedule(actions.wake)
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+        return failure
     }
 
     /// Starts the run of an item.
@@ -413,7 +457,9 @@ public final class DownloadManager: Sendable {
             return ended(start, .failure(JobError.cancelled))
         }
         let file = directory.appendingPathComponent(start.name, isDirectory: false)
-        if !start.ownsFile, case .file = Self.facts(at: file.path) {
+        // A file under the name (the journal's word that it is the manager's is not proof enough to
+        // replace it): only a request that said so replaces one. The rename checks again.
+        if !start.replacesFile, case .file = folder.facts(start.name) {
             let failure = Failure(
                 kind: .fileInTheWay,
                 message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
@@ -432,10 +478,10 @@ public final class DownloadManager: Sendable {
                     schedule(wake)
                 }
             },
-            beforeFinalize: { [self] path, length in try finalizing(start, part: path, length: length) })
+            beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) })
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
-            hooks: hooks)
+            hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile)
         let retry = configuration.retry
         if retry.attempts > 1 {
             job = job.retryingTransientFailures(
@@ -448,10 +494,10 @@ public final class DownloadManager: Sendable {
     }
 
     /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
-    private func finalizing(_ start: Machine.Start, part: String, length: Int64) throws {
+    private func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
         if let checksum = start.checksum {
             schedule(state.withLock { $0.verifying(start.id, token: start.token, now: Self.now()) })
-            let actual = try Checksum.sha256(ofFileAt: part)
+            let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
             guard actual == checksum else {
                 throw Failure(
                     kind: .checksumMismatch,
@@ -463,12 +509,14 @@ public final class DownloadManager: Sendable {
         guard state.withLock({ $0.finishing(start.id, token: start.token, size: length) }) else {
             throw JobError.cancelled
         }
-        writeJournal()
+        // Journal first, or nothing: without its `finishing` record the file does not take its name
+        // (the run fails, keeping its `.part`; the record is written with the next ones).
+        try writeJournal()
         if configuration.durability == .system {
             // The record is on disk before the rename: after a power loss the file is the manager's.
             // Synced through a descriptor of its own, with no lock held: other items' journal
             // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
-            if let path = journal.withLock({ $0.file?.path }) { JournalFile.sync(path: path) }
+            if journal.withLock({ $0.file != nil }) { JournalFile.sync(in: folder) }
         }
         configuration.testHooks.afterFinishing(start.id)
     }

@@ -212,6 +212,9 @@ public struct DownloadError: Error, LocalizedError, Equatable, CustomStringConve
         case folderNotWritable
         /// Another download to the same destination is running, in this process or another.
         case destinationBusy
+        /// A file or folder appeared under the destination's name while the download ran: it is left
+        /// exactly as it is, and the complete `.part` is kept beside it.
+        case destinationExists
         /// A file could not be created, written, synced or renamed; `errno` says why.
         case cannotWrite(errno: Int32)
         /// The server's answer did not add up: a `Content-Range` that does not continue the `.part`,
@@ -230,6 +233,9 @@ public struct DownloadError: Error, LocalizedError, Equatable, CustomStringConve
         case .folderMissing: "cannot download into \(path): no such folder"
         case .folderNotWritable: "cannot download into \(path): the folder is not writable"
         case .destinationBusy: "cannot download to \(path): another download to it is running"
+        case .destinationExists:
+            "cannot download to \(path): a file or folder appeared under its name; it is left as it is (the download "
+                + "stays in the .part beside it)"
         case .cannotWrite(let code): "cannot write \(path): \(String(cString: strerror(code)))"
         case .inconsistentResponse(let reason): "download to \(path) failed: \(reason)"
         }

@@ -70,14 +70,19 @@ extension Job where Value == URL {
     }
 
     /// `download(from:to:transport:blindResume:durability:)`, telling `hooks` of its bytes and its
-    /// end (for `DownloadManager`).
+    /// end (for `DownloadManager`). With `folder`, the file is `name` in that open folder (the
+    /// manager's); `replacing` lets the finished file replace one under its name.
     static func download(
         from url: URL, to destination: URL, transport: DownloadTransport, blindResume: Bool, durability: Durability,
-        hooks: DownloadHooks?
+        hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false
     ) -> Job<URL> {
         Job { controller in
             let part: PartFile
-            switch PartSlot.open(destination, for: controller) {
+            let open = { () throws(DownloadError) -> PartFile in
+                guard let folder else { return try PartFile.open(destination: destination) }
+                return try PartFile.open(folder.name, in: folder.handle, replacing: replacing)
+            }
+            switch PartSlot.open(open, for: controller) {
             case .opened(let opened): part = opened
             case .failed(let error): return controller.fail(with: error)
             case .cancelled: return
@@ -111,8 +116,8 @@ private enum PartSlot {
         case cancelled
     }
 
-    /// Opens the `.part` of `destination` for the run of `controller`, closed when the run is cancelled.
-    static func open(_ destination: URL, for controller: Job<URL>.Controller) -> Opening {
+    /// Opens the `.part` (through `open`) for the run of `controller`, closed when the run is cancelled.
+    static func open(_ open: () throws(DownloadError) -> PartFile, for controller: Job<URL>.Controller) -> Opening {
         let slot = LockedBox<PartSlot>.make(.empty)
         controller.onCancel {
             let part = slot.withLock { slot -> PartFile? in
@@ -125,7 +130,7 @@ private enum PartSlot {
         return slot.withLock { slot -> Opening in
             guard case .empty = slot else { return .cancelled }
             do throws(DownloadError) {
-                let part = try PartFile.open(destination: destination)
+                let part = try open()
                 slot = .open(part)
                 return .opened(part)
             } catch {
@@ -274,7 +279,7 @@ private final class Download: @unchecked Sendable {
             controller.queue.async {
                 self.end(
                     Result {
-                        if let hooks = self.hooks { try hooks.beforeFinalize(self.part.part, self.part.length) }
+                        if let hooks = self.hooks { try hooks.beforeFinalize(self.part, self.part.length) }
                         try self.part.finalize(self.durability)
                     }.map { self.destination })
             }
@@ -286,6 +291,13 @@ private final class Download: @unchecked Sendable {
     private func decide(_ response: HTTPURLResponse, resumingAt offset: Int64?) throws -> Mode {
         let headers = response.lowercasedHeaders
         let range = ContentRange(headers["content-range"])
+        if (200..<300).contains(response.statusCode), response.expectedContentLength > DownloadLimits.maximumLength {
+            throw DownloadError(
+                kind: .inconsistentResponse(
+                    "a Content-Length of \(response.expectedContentLength) bytes, more than the "
+                        + "\(DownloadLimits.maximumLength) a download accepts"),
+                path: destination.path)
+        }
         switch response.statusCode {
         case 200..<300 where response.statusCode != 206:
             // A whole body that says it is a part of one: a server that ignored `Range` (or lies).
@@ -377,5 +389,5 @@ struct DownloadHooks: Sendable {
     /// The `.part` (at this path, this long) is complete and about to be renamed over the
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
-    var beforeFinalize: @Sendable (_ partPath: String, _ length: Int64) throws -> Void
+    var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
 }

@@ -93,7 +93,7 @@ import Testing
         #expect(finishing)
         _ = machine.runEnded(ids[0], token: actions.starts[0].token, .completed, now: 1)
         let removed = try machine.remove(ids[0], deletingFile: true, now: 2)
-        #expect(removed.unlinks == ["/downloads/a"])
+        #expect(removed.unlinks == ["a"])
 
         let (again, added) = machine.commit(
             try machine.prepare([request("a"), request("c", host: "c.example")]), now: 3)
@@ -168,7 +168,7 @@ import Testing
         let (_, added) = machine.commit(try machine.prepare([.init(url: URL(string: "https://a.example/a")!)]), now: 2)
         #expect(added.starts.isEmpty)
         let ended = machine.runEnded(id, token: token, .completed, now: 3)
-        #expect(ended.unlinks == ["/downloads/a"])
+        #expect(ended.unlinks == ["a"])
         let cleaned = machine.cleaned(ended.cleaning, now: 4)
         #expect(cleaned.starts.map(\.name) == ["a"])
     }
@@ -188,6 +188,6 @@ import Testing
         _ = try other.remove(otherID, deletingFile: false, now: 1)
         let failed = other.runEnded(
             otherID, token: otherToken, .failed(.init(kind: .other, message: "rename failed")), now: 2)
-        #expect(failed.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"])
+        #expect(failed.unlinks == ["a.part", "a.part.meta"])
     }
 }

@@ -106,11 +106,11 @@ import Testing
 
         let cancelled = try machine.cancel(ids[0], now: 1)
         #expect(cancelled.cancels == [1])
-        #expect(cancelled.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"])
+        #expect(cancelled.unlinks == ["a.part", "a.part.meta"])
         #expect(machine.item(ids[0], now: 1).state == .cancelled)
 
         let removed = try machine.remove(ids[2], deletingFile: true, now: 2)
-        #expect(removed.unlinks == ["/downloads/c.part", "/downloads/c.part.meta"])
+        #expect(removed.unlinks == ["c.part", "c.part.meta"])
         #expect(machine.itemIfAny(ids[2], now: 2) == nil)
         #expect(throws: DownloadManagerError.unknownItem(ids[2])) { try machine.suspend(ids[2], now: 3) }
         // The name is free again.
@@ -124,9 +124,9 @@ import Testing
         let token = actions.starts[0].token
         // Cancelled before its handle was attached: its body may yet make the .part.
         let cancelled = try machine.cancel(ids[0], now: 1)
-        #expect(cancelled.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"])
+        #expect(cancelled.unlinks == ["a.part", "a.part.meta"])
         let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 2)
-        #expect(ended.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"], "again, once it ended")
+        #expect(ended.unlinks == ["a.part", "a.part.meta"], "again, once it ended")
         #expect(machine.runEnded(ids[0], token: token, .cancelled, now: 3).unlinks.isEmpty, "only once")
         // The manager reports the unlinks done.
         _ = machine.cleaned(cancelled.cleaning + ended.cleaning, now: 3)
@@ -166,7 +166,7 @@ import Testing
         let cancelledAgain = try other.cancel(otherIDs[0], now: 1)
         _ = other.cleaned(cancelledAgain.cleaning, now: 1)
         let ended = other.runEnded(otherIDs[0], token: otherActions.starts[0].token, .cancelled, now: 2)
-        #expect(ended.unlinks == ["/downloads/b.part", "/downloads/b.part.meta"])
+        #expect(ended.unlinks == ["b.part", "b.part.meta"])
     }
 
     @Test func anOperationOnEveryItemStartsNothingItThenStops() throws {
@@ -199,7 +199,7 @@ import Testing
         let kept = try machine.remove(ids[0], deletingFile: false, now: 2)
         #expect(kept.unlinks.isEmpty)
         let deleted = try machine.remove(ids[1], deletingFile: true, now: 2)
-        #expect(deleted.unlinks == ["/downloads/b"])
+        #expect(deleted.unlinks == ["b"])
     }
 
     @Test func aChecksumMismatchRemovesThePart() throws {
@@ -207,7 +207,7 @@ import Testing
         let (ids, actions) = try add([request("a")], to: &machine)
         let mismatch = DownloadManager.Failure(kind: .checksumMismatch, message: "checksum mismatch")
         let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .failed(mismatch), now: 1)
-        #expect(ended.unlinks == ["/downloads/a.part", "/downloads/a.part.meta"])
+        #expect(ended.unlinks == ["a.part", "a.part.meta"])
         #expect(machine.item(ids[0], now: 1).state == .failed(mismatch))
         // Another failure keeps the .part for a later resume.
         var other = self.machine()
@@ -434,8 +434,10 @@ import Testing
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
         #expect(
-            Machine.records(of: [.new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil)])
-                .map(\.op) == [.add])
+            Machine.records(of: [
+                .new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil, replacing: false)
+            ])
+            .map(\.op) == [.add])
         let token = actions.starts[0].token
         _ = machine.received(ids[0], token: token, count: 10, now: 1)
         let progressRecords = machine.takeJournal()
@@ -481,7 +483,7 @@ import Testing
         let actions = machine.restore(contents, partLengths: [2: 1234], now: 0)
 
         #expect(actions.starts.map(\.name) == ["part"])
-        #expect(actions.starts[0].ownsFile == false)
+        #expect(actions.starts[0].replacesFile == false, "a restored item never replaces a file")
         #expect(states(machine) == ["completed", "running", "suspended", "failed", "cancelled"])
         #expect(machine.item(ItemID(rawValue: 2), now: 0).progress.received == 1234)
         #expect(machine.item(ItemID(rawValue: 1), now: 0).progress.received == 7)
@@ -524,7 +526,7 @@ import Testing
         let closed = machine.close(now: 2)
 
         #expect(closed.cancels == [42])
-        #expect(closed.unlinks == ["/downloads/gone.part", "/downloads/gone.part.meta"])
+        #expect(closed.unlinks == ["gone.part", "gone.part.meta"])
         // Another manager may own the directory now: the stopped runs' ends remove nothing.
         let late = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 3)
         let lateKept = machine.runEnded(ids[1], token: actions.starts[1].token, .cancelled, now: 3)
