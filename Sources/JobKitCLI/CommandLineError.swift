@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JobKitNetworking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -42,7 +43,7 @@ enum CommandLineError {
     static func describe(_ error: any Error) -> String {
         let text: String
         if let error = error as? URLError {
-            let url = error.failingURL?.absoluteString ?? "the server"
+            let url = error.failingURL?.redactedString ?? "the server"
             text = "\(url): \(reason(of: error))"
         } else if let error = error as? CocoaError {
             let path = error.filePath ?? error.url?.path

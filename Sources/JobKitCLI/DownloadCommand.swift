@@ -43,6 +43,12 @@ struct DownloadCommand: AsyncParsableCommand {
                 + "survive the command being killed or crashing at any moment, but are not flushed (as curl, aria2c)."))
     var fsync = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Replace what is under a file's name: a file this folder's journal holds for another URL, or any "
+                + "file in the way (aria2's flag). Without it such a download fails, named, and the rest go on."))
+    var allowOverwrite = false
+
     @OptionGroup var transfer: TransferOptions
 
     func validate() throws {
@@ -73,7 +79,7 @@ struct DownloadCommand: AsyncParsableCommand {
         }
         let exit = await DownloadSession.run(
             plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer,
-            durability: fsync ? .system : .process)
+            durability: fsync ? .system : .process, allowOverwrite: allowOverwrite)
         if exit != .success { throw exit }
     }
 }

@@ -1,40 +1,59 @@
 import Foundation
+import JobKitNetworking
 
 /// The file names `jobkit download` saves to, and the checks it makes on them before anything is fetched.
 enum DownloadNaming {
     /// The longest file name (most file systems' limit, in bytes).
-    static let maximumNameBytes = 255
+    static let maximumNameBytes = DownloadManager.maximumNameLength
 
-    /// Why `name` cannot be a file name in the output folder, or nil when it can: it must be one path
-    /// component, not `.` or `..`, without control characters, and not a name the download manager keeps
-    /// for itself (a `.part`, `.part.meta` or its journal).
+    /// Why `name` cannot be a file name in the output folder, or nil when it can: the download manager's
+    /// one name rule (`DownloadManager.checkName`): one path component, not `.` or `..`, without control
+    /// characters, at most 255 bytes, not a name the manager keeps for itself (`.jobkit…`, `….part`).
     static func problem(with name: String) -> String? {
-        if name.isEmpty { return "a file name cannot be empty" }
-        if name == "." || name == ".." { return "a file name cannot be '.' or '..'" }
-        if name.contains("/") { return "a file name, not a path: no '/'" }
-        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            return "a file name cannot contain control characters"
+        do {
+            try DownloadManager.checkName(name)
+            return nil
+        } catch {
+            if case .invalidName(_, let reason) = error { return reason }
+            return error.localizedDescription
         }
-        if name.utf8.count > maximumNameBytes { return "a file name has at most \(maximumNameBytes) bytes" }
-        if name.hasSuffix(".part") || name.hasSuffix(".part.meta") || name.hasPrefix(".jobkit") {
-            return "the name is kept for partial downloads and the journal"
-        }
-        return nil
     }
 
     /// The name a URL saves to, as curl `-O` and aria2 choose it: its last path component, percent-decoded,
-    /// with `/` and control characters replaced by `_`; `index.html` when the path has none.
+    /// with `/` and control characters replaced by `_`; `index.html` when the path has none. A name longer
+    /// than 255 bytes is shortened, keeping its extension; one the manager keeps for itself is changed by
+    /// a `_` (`x.part_`, `_.jobkit-downloads.journal`).
     static func name(for url: URL) -> String {
         let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         let last = path.split(separator: "/").last.map(String.init) ?? ""
         let decoded = last.removingPercentEncoding ?? last
         var name = String(
             decoded.unicodeScalars.map { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F ? "_" : Character($0) })
-        while name.utf8.count > maximumNameBytes { name.removeFirst() }
-        guard problem(with: name) == nil else {
-            return name.isEmpty || name == "." || name == ".." ? "index.html" : name + "_"
+        if name.isEmpty || name == "." || name == ".." { return "index.html" }
+        if name.hasPrefix(".jobkit") { name = "_" + name }
+        name = shortened(name, to: maximumNameBytes)
+        return problem(with: name) == nil ? name : shortened(name, to: maximumNameBytes - 1) + "_"
+    }
+
+    /// `name` cut to at most `limit` bytes of UTF-8 on a character boundary, keeping its extension (up to
+    /// 32 bytes of it) at the end.
+    static func shortened(_ name: String, to limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var stem = Substring(name)
+        var suffix = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name[dot...].utf8.count <= 32 {
+            stem = name[..<dot]
+            suffix = String(name[dot...])
         }
-        return name
+        var kept = ""
+        var used = suffix.utf8.count
+        for character in stem {
+            let size = String(character).utf8.count
+            guard used + size <= limit else { break }
+            kept.append(character)
+            used += size
+        }
+        return kept + suffix
     }
 }
 

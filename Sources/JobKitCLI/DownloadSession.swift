@@ -10,15 +10,21 @@ import JobKitNetworking
 @MainActor
 enum DownloadSession {
     /// Downloads `plan` into `folder`, as durable as `durability` says; returns the exit code.
+    ///
+    /// Only the plan's items run: an earlier command's leftovers in the folder's journal stay there,
+    /// untouched, and count for nothing here. A name the journal holds for another URL (or
+    /// checksum) fails that item only, unless `allowOverwrite`, which also replaces a file in the way.
     static func run(
-        _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process
+        _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process,
+        allowOverwrite: Bool = false
     ) async -> ExitCode {
         StandardOutput.makeLineBuffered()
         let display = TransferDisplay.standard(json: options.json, quiet: options.quiet)
         let started = DispatchTime.now()
-        let configuration = DownloadManager.Configuration(
+        var configuration = DownloadManager.Configuration(
             maxConcurrent: options.maxConcurrent,
             retry: DownloadManager.RetryPolicy(attempts: options.retry + 1), durability: durability)
+        configuration.startsRestoredItems = false
         let view = DownloadView(display: display)
         let manager: DownloadManager
         do {
@@ -28,10 +34,10 @@ enum DownloadSession {
         } catch {
             return CommandLineError.report(error)
         }
-        let requests = plan.items.map { item in
-            DownloadManager.Request(
-                url: item.url, name: item.name, checksum: item.checksum.flatMap { try? Checksum(parsing: $0) })
+        for problem in manager.journalProblems {
+            printWarning("\(manager.journalURL.path): \(problem.escapingControlCharacters)")
         }
+        let (requests, refused) = admit(plan, to: manager, allowOverwrite: allowOverwrite)
         let ids: [DownloadManager.ItemID]
         do {
             ids = try manager.add(contentsOf: requests)
@@ -40,6 +46,7 @@ enum DownloadSession {
             manager.close()
             return CommandLineError.report(error)
         }
+        for refusal in refused { display.update(refusal.row) }
         let interrupted = InterruptedFlag()
         let interrupt = InterruptSignal {
             DispatchQueue.main.async {
@@ -54,21 +61,76 @@ enum DownloadSession {
         manager.close()
         display.finish()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        return report(summary, ids: ids, plan: plan, interrupted: interrupted.isSet, seconds: seconds, options: options)
+        return report(
+            summary, ids: ids, refused: refused, interrupted: interrupted.isSet, seconds: seconds, options: options)
+    }
+
+    /// A plan item that cannot run: its name is another URL's in the journal.
+    struct Refusal {
+        var item: DownloadPlan.Item
+        var message: String
+        /// Its row's id: negative, apart from the manager's items'.
+        var rowID: Int
+
+        var row: TransferRow {
+            var row = TransferRow(id: rowID, name: item.name, bytesDone: 0, totalBytes: nil)
+            row.status = .failed(reason: message)
+            return row
+        }
+    }
+
+    /// The requests of `plan` the manager can take, and the items refused: a name that the journal
+    /// holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
+    /// from the journal (its file stays until the new one replaces it).
+    private static func admit(_ plan: DownloadPlan, to manager: DownloadManager, allowOverwrite: Bool)
+        -> (requests: [DownloadManager.Request], refused: [Refusal])
+    {
+        let byName = Dictionary(manager.items.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        var requests: [DownloadManager.Request] = []
+        var refused: [Refusal] = []
+        for item in plan.items {
+            let checksum = item.checksum.flatMap { try? Checksum(parsing: $0) }
+            if let holder = byName[item.name], holder.url != item.url || holder.checksum != checksum {
+                guard allowOverwrite else {
+                    refused.append(
+                        Refusal(
+                            item: item,
+                            message:
+                                "the file name '\(item.name)' is already taken by download \(holder.id) of "
+                                + "\(holder.url.redactedString) in this folder: use --allow-overwrite to replace it, "
+                                + "or out=NAME in an input file for another name",
+                            rowID: -1 - refused.count))
+                    continue
+                }
+                do {
+                    try manager.remove(holder.id)
+                } catch {
+                    refused.append(
+                        Refusal(item: item, message: CommandLineError.describe(error), rowID: -1 - refused.count))
+                    continue
+                }
+            }
+            requests.append(
+                DownloadManager.Request(
+                    url: item.url, name: item.name, checksum: checksum, replacesExistingFile: allowOverwrite))
+        }
+        return (requests, refused)
     }
 
     /// The summary's lines and the exit code: only this run's items count.
     private static func report(
-        _ summary: DownloadManager.Summary, ids: [DownloadManager.ItemID], plan: DownloadPlan, interrupted: Bool,
+        _ summary: DownloadManager.Summary, ids: [DownloadManager.ItemID], refused: [Refusal], interrupted: Bool,
         seconds: Double, options: TransferOptions
     ) -> ExitCode {
         let byID = Dictionary(summary.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         let items = ids.compactMap { byID[$0] }
         let completed = items.filter { $0.state == .completed }
-        let failed = items.compactMap { item -> (DownloadManager.Item, DownloadManager.Failure)? in
-            if case .failed(let failure) = item.state { return (item, failure) }
+        var failed = items.compactMap { item -> (name: String, url: URL, message: String)? in
+            if case .failed(let failure) = item.state { return (item.name, item.url, failure.message) }
             return nil
         }
+        failed += refused.map { ($0.item.name, $0.item.url, $0.message) }
+        let total = items.count + refused.count
         let bytes = completed.reduce(Int64(0)) { $0 &+ max(0, $1.progress.received) }
         if options.json {
             struct Summary: Encodable {
@@ -83,20 +145,19 @@ enum DownloadSession {
             let line = TransferEventFormat.jsonLine(
                 Summary(
                     completed: completed.count, failed: failed.count,
-                    remaining: items.count - completed.count - failed.count, bytes: bytes,
+                    remaining: total - completed.count - failed.count, bytes: bytes,
                     seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted))
             StandardOutput.write((line ?? "") + "\n")
         }
-        for (item, failure) in failed {
-            printError("\(item.name) (\(item.url.absoluteString)): \(failure.message)")
+        for (name, url, message) in failed {
+            printError("\(name) (\(url.redactedString)): \(message)")
         }
         if interrupted {
-            printError(
-                "interrupted: \(completed.count) of \(items.count) files done; run the same command again to resume")
+            printError("interrupted: \(completed.count) of \(total) files done; run the same command again to resume")
             return CommandLineError.interrupted
         }
         if !failed.isEmpty {
-            printError("\(failed.count) of \(items.count) downloads failed")
+            printError("\(failed.count) of \(total) downloads failed")
             return CommandLineError.failure
         }
         if !options.json && !options.quiet {
@@ -108,8 +169,14 @@ enum DownloadSession {
         return .success
     }
 
+    /// Writes `error: MESSAGE` on standard error, control characters escaped (names, URLs and
+    /// reasons come from servers and files).
     private static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("error: \(message.escapingControlCharacters)\n".utf8))
+    }
+
+    private static func printWarning(_ message: String) {
+        FileHandle.standardError.write(Data("warning: \(message.escapingControlCharacters)\n".utf8))
     }
 }
 

@@ -8,7 +8,7 @@ extension DownloadManagerStateMachine {
     static func defaultName(for url: URL) throws(DownloadManagerError) -> String {
         let name = url.lastPathComponent
         guard !name.isEmpty, name != "/" else {
-            throw .invalidName("", reason: "\(url.absoluteString) has no file name in its path: give one")
+            throw .invalidName("", reason: "\(url.redactedString) has no file name in its path: give one")
         }
         return name
     }
@@ -34,14 +34,17 @@ extension DownloadManager {
     /// - Throws: `DownloadManagerError.invalidName`, whose reason says which rule.
     public static func checkName(_ name: String) throws(DownloadManagerError) {
         func refuse(_ reason: String) -> DownloadManagerError { .invalidName(name, reason: reason) }
-        guard !name.isEmpty else { throw refuse("it is empty") }
-        guard name != ".", name != ".." else { throw refuse("it names a directory") }
-        guard !name.contains("/") else { throw refuse("it has a '/': a name is one file in the directory") }
+        guard !name.isEmpty else { throw refuse("it is empty: a file name cannot be empty") }
+        guard name != ".", name != ".." else { throw refuse("it names a directory: a file name cannot be '.' or '..'") }
+        guard !name.contains("/") else {
+            throw refuse("it has a '/': a name is one file in the directory (a file name, not a path: no '/')")
+        }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw refuse("it has a control character")
+            throw refuse("it has a control character: a file name cannot contain control characters")
         }
         guard name.utf8.count <= maximumNameLength else {
-            throw refuse("it is longer than \(maximumNameLength) bytes")
+            throw refuse(
+                "it is longer than \(maximumNameLength) bytes: a file name has at most \(maximumNameLength) bytes")
         }
         guard !name.hasPrefix(".jobkit") else { throw refuse("names starting with '.jobkit' are kept for the manager") }
         for suffix in [".part", ".part.meta", ".part.meta.tmp"] where name.hasSuffix(suffix) {

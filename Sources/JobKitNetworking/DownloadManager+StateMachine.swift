@@ -192,7 +192,7 @@ struct DownloadManagerStateMachine<Handle> {
         for request in requests {
             guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = request.url.host, !host.isEmpty
-            else { throw .unsupportedURL(request.url.absoluteString) }
+            else { throw .unsupportedURL(request.url.redactedString) }
             let name: String
             if let given = request.name { name = given } else { name = try Self.defaultName(for: request.url) }
             try DownloadManager.checkName(name)
@@ -338,7 +338,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.writesJournal = true
             if failure.kind == .checksumMismatch { clean(entry.name, partFiles(of: entry), into: &actions) }
         case .cancelled:
-            let failure = Failure(kind: .other, message: "the download of \(entry.url.absoluteString) was cancelled")
+            let failure = Failure(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
             record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true

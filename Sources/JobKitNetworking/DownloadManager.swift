@@ -92,6 +92,10 @@ public final class DownloadManager: Sendable {
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
     let journal: LockedBox<JournalBox>
+    /// Unlinks skipped because the journal could not record the change they carry out, and the names
+    /// they clean (which stay marked cleaning: nothing of them starts): done once a journal write
+    /// succeeds again, or the closing compaction does.
+    let owedUnlinks = LockedBox<(unlinks: [String], cleaning: [String])>.make(([], []))
     /// A sync of the journal is queued and has not started.
     let syncQueued = LockedBox<Bool>.make(false)
     let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
@@ -373,7 +377,13 @@ public final class DownloadManager: Sendable {
             }
         }
         // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
-        if compacted { for name in actions.unlinks { folder.unlink(name) } }
+        if compacted {
+            let owed = owedUnlinks.withLock { owed in
+                defer { owed = ([], []) }
+                return owed.unlinks
+            }
+            for name in owed + actions.unlinks { folder.unlink(name) }
+        }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
     }
 
@@ -434,13 +444,21 @@ public final class DownloadManager: Sendable {
         }
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
-        if failure == nil {
-            if !actions.unlinks.isEmpty { configuration.testHooks.beforeUnlink(actions.unlinks) }
-            for name in actions.unlinks { folder.unlink(name) }
+        // Not before the journal says why: while a record is unwritten, unlinks are owed, with their
+        // names held, until a journal write succeeds; then they are done, in order.
+        let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
+            let owing = failure != nil || (!actions.writesJournal && !(owed.unlinks.isEmpty && owed.cleaning.isEmpty))
+            owed.unlinks += actions.unlinks
+            owed.cleaning += actions.cleaning
+            guard !owing else { return ([], []) }
+            defer { owed = ([], []) }
+            return owed
         }
+        if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
+        for name in unlinks { folder.unlink(name) }
         // What waited for these unlinks (a resumed or re-added item of the name) may start now.
-        if !actions.cleaning.isEmpty {
-            perform(state.withLock { $0.cleaned(actions.cleaning, now: Self.now()) })
+        if !cleaning.isEmpty {
+            perform(state.withLock { $0.cleaned(cleaning, now: Self.now()) })
         }
         for start in actions.starts { launch(start) }
         if actions.syncsJournal { syncJournalSoon() }
@@ -502,7 +520,7 @@ public final class DownloadManager: Sendable {
                 throw Failure(
                     kind: .checksumMismatch,
                     message:
-                        "checksum mismatch for \(start.name) from \(start.url.absoluteString): expected \(checksum), "
+                        "checksum mismatch for \(start.name) from \(start.url.redactedString): expected \(checksum), "
                         + "got \(actual); the file was removed")
             }
         }

@@ -68,7 +68,7 @@ public struct HTTPStatusError: Error, RetryAfterProviding, LocalizedError, Custo
 
     /// `HTTP 404 Not Found for http://host/feed`.
     public var errorDescription: String? {
-        "HTTP \(status) \(HTTPStatusError.reason(status)) for \(url?.absoluteString ?? "an unknown URL")"
+        "HTTP \(status) \(HTTPStatusError.reason(status)) for \(url?.redactedString ?? "an unknown URL")"
     }
 
     public var description: String {
@@ -192,7 +192,7 @@ public struct TransportError: Error, LocalizedError, CustomStringConvertible {
 
     public var errorDescription: String? {
         let reason = (underlying as NSError).localizedDescription
-        return "transfer of \(url?.absoluteString ?? "an unknown URL") failed: \(reason) (URLError \(code.rawValue))"
+        return "transfer of \(url?.redactedString ?? "an unknown URL") failed: \(reason) (URLError \(code.rawValue))"
     }
 
     public var description: String { errorDescription! }

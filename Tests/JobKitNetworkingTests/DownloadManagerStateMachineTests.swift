@@ -222,7 +222,10 @@ import Testing
         #expect(throws: DownloadManagerError.unsupportedURL("ftp://a/b")) {
             try machine.prepare([.init(url: URL(string: "ftp://a/b")!)])
         }
-        #expect(throws: DownloadManagerError.invalidName("..", reason: "it names a directory")) {
+        #expect(
+            throws: DownloadManagerError.invalidName(
+                "..", reason: "it names a directory: a file name cannot be '.' or '..'")
+        ) {
             try machine.prepare([request("x", name: "..")])
         }
         #expect(throws: DownloadManagerError.self) { try machine.prepare([request("ok"), request("x", name: "")]) }

@@ -336,7 +336,8 @@ import Testing
         }
         let error = #expect(throws: DownloadManagerError.self) { try manager.add(url, name: "../x") }
         #expect(
-            error?.localizedDescription == "invalid file name '../x': it has a '/': a name is one file in the directory"
+            error?.localizedDescription
+                == "invalid file name '../x': it has a '/': a name is one file in the directory (a file name, not a path: no '/')"
         )
         #expect(throws: DownloadManagerError.unsupportedURL("ftp://host/file")) {
             try manager.add(URL(string: "ftp://host/file")!)
