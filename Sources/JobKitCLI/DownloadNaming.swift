@@ -35,15 +35,20 @@ enum DownloadNaming {
         return problem(with: name) == nil ? name : shortened(name, to: maximumNameBytes - 1) + "_"
     }
 
-    /// `name` cut to at most `limit` bytes of UTF-8 on a character boundary, keeping its extension (up to
-    /// 32 bytes of it) at the end.
+    /// `name` cut to at most `limit` bytes of UTF-8 on a character boundary, keeping its extension at the
+    /// end: up to two dotted parts of 1 to 8 letters or digits each (`.iso`, `.tar.gz`).
     static func shortened(_ name: String, to limit: Int) -> String {
         guard name.utf8.count > limit else { return name }
         var stem = Substring(name)
         var suffix = ""
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name[dot...].utf8.count <= 32 {
-            stem = name[..<dot]
-            suffix = String(name[dot...])
+        for _ in 0..<2 {
+            guard let dot = stem.lastIndex(of: "."), dot != stem.startIndex else { break }
+            let part = stem[stem.index(after: dot)...]
+            guard (1...8).contains(part.count), part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                break
+            }
+            suffix = String(stem[dot...]) + suffix
+            stem = stem[..<dot]
         }
         var kept = ""
         var used = suffix.utf8.count

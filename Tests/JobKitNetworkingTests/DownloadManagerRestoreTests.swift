@@ -342,12 +342,13 @@ struct RestoreServer {
     }
 }
 
-/// `jobkit _probe …` running in the background, its standard output collected.
+/// `jobkit _probe …` (or, with `probe: false`, any `jobkit` command) running in the background, its
+/// standard output and error collected together.
 final class ProbeProcess: Sendable {
     private let process: UncheckedProcess
     private let outputFile: URL
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], probe: Bool = true) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("jobkit")
         let scratch = try scratchFolder()
@@ -355,7 +356,7 @@ final class ProbeProcess: Sendable {
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["_probe"] + arguments
+        process.arguments = (probe ? ["_probe"] : []) + arguments
         let output = try FileHandle(forWritingTo: outputFile)
         process.standardOutput = output
         process.standardError = output

@@ -1,0 +1,174 @@
+import Foundation
+import JobKit
+import Testing
+
+@testable import JobKitNetworking
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `jobkit download`, run as a user runs it, in folders and against servers that cannot be trusted.
+@Suite(.timeLimit(.minutes(3))) struct DownloadCommandTrustTests {
+    /// Runs `jobkit download ARGUMENTS` to its end: the exit status and what it printed.
+    private func download(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = try ProbeProcess(["download"] + arguments, probe: false)
+        let status = process.waitForExit()
+        return (status, process.output)
+    }
+
+    private func journal(in folder: URL) -> URL { folder.appendingPathComponent(".jobkit-downloads.journal") }
+
+    @Test func aPlantedJournalWritesNothingOutsideTheFolder() throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(2000)) }
+        defer { server.stop() }
+        let root = try scratchFolder()
+        let folder = root.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let escaped = root.appendingPathComponent("escaped")
+        try Data("keep me".utf8).write(to: escaped)
+        let url = server.url("file.bin").absoluteString
+        let lines = [
+            #"{"format":"jobkit-downloads","next":2,"version":1}"#,
+            #"{"id":1,"name":"../escaped","op":"add","url":"\#(url)"}"#,
+            #"{"id":1,"op":"finishing","size":0}"#,
+            #"{"id":1,"op":"state","state":"pending"}"#,
+        ]
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
+
+        let (status, output) = try download(["-o", folder.path, url])
+
+        #expect(status == 0, "\(output)")
+        #expect(try Data(contentsOf: escaped) == Data("keep me".utf8))
+        #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == pattern(2000))
+        #expect(output.contains("warning: ") && output.contains("line 2: item 1 was dropped"), "\(output)")
+    }
+
+    @Test func absurdLengthsFailTheirItemsWithoutACrash() throws {
+        let server = try ScriptedServer { request, _ in
+            request.path == "/fine.bin"
+                ? .respond(200, body: pattern(100))
+                : .respond(200, headers: ["Content-Length": "5000000000000000000"], body: pattern(100))
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+
+        let (status, output) = try download(
+            [
+                "-o", folder.path, server.url("a.iso").absoluteString, server.url("b.iso").absoluteString,
+                server.url("fine.bin").absoluteString,
+            ])
+
+        #expect(status == 1, "exit 1, not a signal: \(output)")
+        #expect(output.contains("error: 2 of 3 downloads failed"), "\(output)")
+        #expect(output.contains("a.iso") && output.contains("b.iso") && output.contains("Content-Length"))
+        #expect(exists(folder.appendingPathComponent("fine.bin")))
+    }
+
+    @Test func aFileCreatedWhileItsDownloadRunsIsNeverReplaced() async throws {
+        let gate = Gate()
+        let server = try ScriptedServer { _, _ in .stall(body: pattern(300_000), sent: 100_000, until: gate) }
+        defer {
+            gate.open()
+            server.stop()
+        }
+        let folder = try scratchFolder()
+        let process = try ProbeProcess(
+            ["download", "-o", folder.path, server.url("holiday.mov").absoluteString], probe: false)
+        await eventually("a third arrived") { fileSize(folder.appendingPathComponent("holiday.mov.part")) == 100_000 }
+        try Data("mine\n".utf8).write(to: folder.appendingPathComponent("holiday.mov"))
+        gate.open()
+
+        #expect(process.waitForExit() == 1, "\(process.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("holiday.mov")) == Data("mine\n".utf8))
+        #expect(process.output.contains("appeared under its name"), "\(process.output)")
+    }
+
+    @Test func aSecondRunAskingAnotherURLUnderTheSameNameFailsOnlyThatItemUnlessAllowedToOverwrite() throws {
+        let server = try ScriptedServer { request, _ in
+            switch request.path {
+            case "/v1/app.tgz": .respond(200, body: pattern(1000, seed: 1))
+            case "/v2/app.tgz": .respond(200, body: pattern(1200, seed: 2))
+            default: .respond(200, body: pattern(300, seed: 3))
+            }
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let first = try download(["-o", folder.path, server.url("v1/app.tgz").absoluteString])
+        #expect(first.status == 0, "\(first.output)")
+
+        let second = try download(
+            ["-o", folder.path, server.url("v2/app.tgz").absoluteString, server.url("other.bin").absoluteString])
+
+        #expect(second.status == 1, "\(second.output)")
+        #expect(second.output.contains("'app.tgz' is already taken") && second.output.contains("--allow-overwrite"))
+        #expect(second.output.contains("1 of 2 downloads failed"), "\(second.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("other.bin")) == pattern(300, seed: 3))
+        #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1000, seed: 1))
+
+        let third = try download(
+            ["-o", folder.path, "--allow-overwrite", server.url("v2/app.tgz").absoluteString])
+
+        #expect(third.status == 0, "\(third.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1200, seed: 2))
+    }
+
+    @Test func anEarlierRunsLeftoversNeitherRunNorHoldTheCommandUp() throws {
+        let server = try ScriptedServer { request, _ in
+            request.path == "/slow.bin" ? .waiting(for: Gate(), then: .respond(200)) : .respond(200, body: pattern(50))
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let slow = server.url("slow.bin").absoluteString
+        let lines = [
+            #"{"format":"jobkit-downloads","next":2,"version":1}"#,
+            #"{"id":1,"name":"slow.bin","op":"add","url":"\#(slow)"}"#,
+        ]
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
+
+        let (status, output) = try download(["-o", folder.path, server.url("fast.bin").absoluteString])
+
+        #expect(status == 0, "\(output)")
+        #expect(server.requests.map(\.path) == ["/fast.bin"], "the leftover never ran")
+        let text = try String(contentsOf: journal(in: folder), encoding: .utf8)
+        #expect(text.contains("slow.bin") && !text.contains("suspended"), "kept, untouched: \(text)")
+    }
+
+    @Test func aURLNameTooLongIsShortenedKeepingItsExtension() throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(64)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let long = String(repeating: "a", count: 300) + ".tar.gz"
+
+        let (status, output) = try download(["-o", folder.path, server.url(long).absoluteString])
+
+        #expect(status == 0, "\(output)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
+        #expect(names.count == 1 && names[0].utf8.count == 255 && names[0].hasSuffix(".tar.gz"), "\(names)")
+    }
+
+    @Test func aBadOutNameIsAUsageErrorNamingItsLine() throws {
+        let folder = try scratchFolder()
+        let list = folder.appendingPathComponent("list.txt")
+        try Data("http://127.0.0.1:9/a\n  out=../../.bashrc\n".utf8).write(to: list)
+        let (status, output) = try download(["-o", folder.path, "-i", list.path])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("list.txt:2"), "\(output)")
+    }
+
+    @Test func theJournalIsPrivateAndPrintedURLsHideTheirPassword() throws {
+        let server = try ScriptedServer { _, _ in .respond(404) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = "http://user:hunter2@127.0.0.1:\(server.port)/missing.bin"
+
+        let (status, output) = try download(["-o", folder.path, url])
+
+        #expect(status == 1)
+        #expect(!output.contains("hunter2") && output.contains("missing.bin"), "\(output)")
+        var info = stat()
+        #expect(stat(journal(in: folder).path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+}
