@@ -71,8 +71,10 @@ final class PartFile: Sendable {
         guard DirectoryHandle.isEntryName(name) else {
             throw DownloadError(kind: .cannotWrite(errno: EINVAL), path: destination)
         }
-        if folder.facts(name) == .directory {
-            throw DownloadError(kind: .destinationIsDirectory, path: destination)
+        switch folder.facts(name) {
+        case .directory: throw DownloadError(kind: .destinationIsDirectory, path: destination)
+        case .file where !replacing: throw DownloadError(kind: .destinationExists, path: destination)
+        case .file, .missing: break
         }
         guard folder.isWritable else { throw DownloadError(kind: .folderNotWritable, path: folder.path) }
         guard ActiveDestinations.claim(destination) else {

@@ -41,7 +41,9 @@ import JobKit
 /// `remove(_:deletingFile:)` asks. Nothing of a name starts while files of that name are being
 /// removed, so a removal never takes a resumed or re-added item's new `.part`. Once an item's
 /// complete `.part` is taking its name, `cancel` and `suspend` are too late (it ends completed). A directory where the file should go fails that item only (and
-/// stays); so does a file the manager did not download.
+/// stays); so does a file the manager did not download, also one that appears while the item runs
+/// (the rename never replaces), unless the request has `replacesExistingFile`. Every file operation
+/// is relative to the directory's descriptor, for names that are one entry of it.
 ///
 /// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
 /// records adds, state changes and completions — not progress, which the `.part` holds. The manager

@@ -212,8 +212,8 @@ public struct DownloadError: Error, LocalizedError, Equatable, CustomStringConve
         case folderNotWritable
         /// Another download to the same destination is running, in this process or another.
         case destinationBusy
-        /// A file or folder appeared under the destination's name while the download ran: it is left
-        /// exactly as it is, and the complete `.part` is kept beside it.
+        /// A file is under the destination's name, or a file or folder appeared there while the
+        /// download ran: it is left exactly as it is (a complete `.part` is kept beside it).
         case destinationExists
         /// A file could not be created, written, synced or renamed; `errno` says why.
         case cannotWrite(errno: Int32)
@@ -234,8 +234,8 @@ public struct DownloadError: Error, LocalizedError, Equatable, CustomStringConve
         case .folderNotWritable: "cannot download into \(path): the folder is not writable"
         case .destinationBusy: "cannot download to \(path): another download to it is running"
         case .destinationExists:
-            "cannot download to \(path): a file or folder appeared under its name; it is left as it is (the download "
-                + "stays in the .part beside it)"
+            "cannot download to \(path): a file or folder is under its name (it was there, or appeared while the "
+                + "download ran); it is left as it is"
         case .cannotWrite(let code): "cannot write \(path): \(String(cString: strerror(code)))"
         case .inconsistentResponse(let reason): "download to \(path) failed: \(reason)"
         }

@@ -13,9 +13,12 @@ extension Job where Value == URL {
     ///   that is missing or not writable, and a second download to the same destination fail with a
     ///   `DownloadError`: at once in this process; when another process holds the `.part`'s lock,
     ///   after a quarter second (a child being started holds it for a moment, until it runs its program).
-    /// - The file appears under its name only once complete: the `.part` is renamed over the
-    ///   destination in one atomic step. Nothing but the `.part` and its `.part.meta` is ever
-    ///   removed.
+    /// - The file appears under its name only once complete: the `.part` takes the destination's
+    ///   name in one atomic rename that never replaces (a file or folder that appeared there meanwhile
+    ///   fails the run with `destinationExists`, both left as they are). Every file operation is
+    ///   relative to the destination's folder, never following a symbolic link. Nothing but the
+    ///   `.part` and its `.part.meta` is ever removed. A destination name longer than 241 bytes has its
+    ///   sidecars named `.jobkit-part-HASH.part` (and `.meta`).
     /// - `durability` says what a finished file survives. `.process` (the default): the process
     ///   being killed or crashing at any moment, with no `fsync` (as curl and aria2c). `.system`:
     ///   also a power loss or an operating-system crash — the `.part` is flushed to disk before the

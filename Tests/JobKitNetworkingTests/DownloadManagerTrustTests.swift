@@ -132,6 +132,17 @@ import Testing
         #expect(try Data(contentsOf: part) == bytes, "the complete download stays in its .part")
     }
 
+    @Test func aDownloadToAnExistingFileFailsBeforeAnyRequestAndLeavesIt() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(10)) }
+        defer { server.stop() }
+        let destination = try scratchFolder().appendingPathComponent("kept.txt")
+        try Data("mine".utf8).write(to: destination)
+        let result = await outcome(of: Job<URL>.download(from: server.url("kept.txt"), to: destination))
+        #expect((result.failureError as? DownloadError)?.kind == .destinationExists)
+        #expect(try Data(contentsOf: destination) == Data("mine".utf8))
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func aFolderThatAppearsUnderTheNameFailsTheItemAndStays() async throws {
         let gate = Gate()
         let server = try ScriptedServer { _, _ in .stall(body: pattern(20_000), sent: 10_000, until: gate) }
