@@ -28,7 +28,9 @@ enum DownloadNaming {
         let last = path.split(separator: "/").last.map(String.init) ?? ""
         let decoded = last.removingPercentEncoding ?? last
         var name = String(
-            decoded.unicodeScalars.map { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F ? "_" : Character($0) })
+            decoded.unicodeScalars.map {
+                $0 == "/" || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "_" : Character($0)
+            })
         if name.isEmpty || name == "." || name == ".." { return "index.html" }
         if name.hasPrefix(".jobkit") { name = "_" + name }
         name = shortened(name, to: maximumNameBytes)

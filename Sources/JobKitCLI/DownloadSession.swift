@@ -42,6 +42,8 @@ enum DownloadSession {
         do {
             ids = try manager.add(contentsOf: requests)
             view.runIDs = Set(ids)  // before any update is shown: they are delivered on this queue, later
+            // The command names them: one an app left suspended in the journal runs too.
+            for id in ids where manager.item(id)?.state == .suspended { try manager.resume(id) }
         } catch {
             manager.close()
             return CommandLineError.report(error)
@@ -126,8 +128,9 @@ enum DownloadSession {
         let items = ids.compactMap { byID[$0] }
         let completed = items.filter { $0.state == .completed }
         var failed = items.compactMap { item -> (name: String, url: URL, message: String)? in
-            if case .failed(let failure) = item.state { return (item.name, item.url, failure.message) }
-            return nil
+            guard case .failed(let failure) = item.state else { return nil }
+            let hint = failure.kind == .fileInTheWay ? " (--allow-overwrite replaces it)" : ""
+            return (item.name, item.url, failure.message + hint)
         }
         failed += refused.map { ($0.item.name, $0.item.url, $0.message) }
         let total = items.count + refused.count
@@ -158,6 +161,10 @@ enum DownloadSession {
         }
         if !failed.isEmpty {
             printError("\(failed.count) of \(total) downloads failed")
+            return CommandLineError.failure
+        }
+        if completed.count < total {
+            printError("\(total - completed.count) of \(total) downloads did not finish")
             return CommandLineError.failure
         }
         if !options.json && !options.quiet {

@@ -58,6 +58,35 @@ final class DirectoryHandle: Sendable {
         return .success(file)
     }
 
+    /// Opens `name` as `openFile` does, and only if it is a regular file with one link: a FIFO, a
+    /// device or a socket under the name fails with `EINVAL` (and never blocks the open: it is made
+    /// with `O_NONBLOCK`), a file hard-linked from elsewhere (perhaps outside the directory) with
+    /// `EMLINK` — writing to it would change that other name's file too.
+    func openOwnedFile(_ name: String, _ flags: Int32, mode: mode_t = 0o600) -> Result<Int32, POSIXError> {
+        let file: Int32
+        switch openFile(name, flags | O_NONBLOCK, mode: mode) {
+        case .success(let opened): file = opened
+        case .failure(let error): return .failure(error)
+        }
+        var info = stat()
+        let problem: POSIXErrorCode?
+        if fstat(file, &info) != 0 {
+            problem = Self.lastError()
+        } else if info.st_mode & S_IFMT != S_IFREG {
+            problem = .EINVAL
+        } else if info.st_nlink != 1 {
+            problem = .EMLINK
+        } else {
+            problem = nil
+        }
+        if let problem {
+            _ = Self.systemClose(file)
+            return .failure(POSIXError(problem))
+        }
+        _ = fcntl(file, F_SETFL, fcntl(file, F_GETFL) & ~O_NONBLOCK)
+        return .success(file)
+    }
+
     /// Removes the file `name` (not a directory). Nil when removed or already missing, else the `errno`.
     @discardableResult
     func unlink(_ name: String) -> POSIXErrorCode? {

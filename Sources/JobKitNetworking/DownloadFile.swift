@@ -82,7 +82,7 @@ final class PartFile: Sendable {
         }
         let names = PartNames(for: name)
         let descriptor: Int32
-        switch folder.openFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
+        switch folder.openOwnedFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
         case .success(let opened): descriptor = opened
         case .failure(let code):
             ActiveDestinations.release(destination)
@@ -159,7 +159,7 @@ final class PartFile: Sendable {
 
     /// The metadata written beside the `.part`, when there is a readable one (at most 64 KiB).
     func readMetadata() -> PartMetadata? {
-        guard case .success(let file) = folder.openFile(names.metadata, O_RDONLY) else { return nil }
+        guard case .success(let file) = folder.openOwnedFile(names.metadata, O_RDONLY) else { return nil }
         defer { _ = posixClose(file) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)

@@ -403,11 +403,18 @@ final class JournalFile {
         var renamedAway = 0
         while true {
             let descriptor: Int32
-            switch folder.openFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
+            // Only a regular file with one link: never a FIFO (which would block), nor a file
+            // hard-linked from elsewhere (whose mode and bytes are somebody else's).
+            switch folder.openOwnedFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
             case .success(let opened): descriptor = opened
-            case .failure(let code):
-                throw .cannotUseDirectory(
-                    folder.path, reason: "cannot open \(folder.path(of: name)): \(errorText(code.code.rawValue))")
+            case .failure(let error):
+                let reason =
+                    switch error.code {
+                    case .EINVAL: "it is not a regular file"
+                    case .EMLINK: "it has other hard links, so it is not the manager's"
+                    default: errorText(error.code.rawValue)
+                    }
+                throw .cannotUseDirectory(folder.path, reason: "cannot open \(folder.path(of: name)): \(reason)")
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
@@ -426,10 +433,6 @@ final class JournalFile {
                 renamedAway += 1
                 if renamedAway > 16 { throw .directoryInUse(folder.path) }
                 continue
-            }
-            guard opened.st_mode & S_IFMT == S_IFREG else {
-                _ = systemClose(descriptor)
-                throw .cannotUseDirectory(folder.path, reason: "\(folder.path(of: name)) is not a regular file")
             }
             if opened.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
             let file = JournalFile(

@@ -27,7 +27,7 @@ extension DownloadManager {
     /// Checks that `name` can be an item's file name: one plain file name of the directory, not one
     /// the manager keeps for itself. The one name rule of the manager and `jobkit download`.
     ///
-    /// Refused: an empty name, `.` and `..`, a `/`, a control character (or NUL), more than
+    /// Refused: an empty name, `.` and `..`, a `/`, a control character (C0, DEL, C1; NUL too), more than
     /// `maximumNameLength` bytes of UTF-8, a name starting with `.jobkit` (the journal, the sidecars
     /// of long names) and one ending in `.part`, `.part.meta` or `.part.meta.tmp` (partial downloads).
     ///
@@ -39,7 +39,7 @@ extension DownloadManager {
         guard !name.contains("/") else {
             throw refuse("it has a '/': a name is one file in the directory (a file name, not a path: no '/')")
         }
-        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
             throw refuse("it has a control character: a file name cannot contain control characters")
         }
         guard name.utf8.count <= maximumNameLength else {

@@ -211,6 +211,10 @@ struct DownloadManagerStateMachine<Handle> {
                 prepared.append(.existing(earlier.id, replacing: replacing))
                 continue
             }
+            // Ids count up to the journal's limit (2⁶²): reached only from a planted journal.
+            guard id < DownloadJournal.maximumID else {
+                throw .cannotUseDirectory(directory.path, reason: "its journal has used every item id")
+            }
             batch[name] = (ItemID(rawValue: id), request)
             prepared.append(
                 .new(

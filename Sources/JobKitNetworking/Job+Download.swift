@@ -294,12 +294,17 @@ private final class Download: @unchecked Sendable {
     private func decide(_ response: HTTPURLResponse, resumingAt offset: Int64?) throws -> Mode {
         let headers = response.lowercasedHeaders
         let range = ContentRange(headers["content-range"])
-        if (200..<300).contains(response.statusCode), response.expectedContentLength > DownloadLimits.maximumLength {
-            throw DownloadError(
-                kind: .inconsistentResponse(
-                    "a Content-Length of \(response.expectedContentLength) bytes, more than the "
-                        + "\(DownloadLimits.maximumLength) a download accepts"),
-                path: destination.path)
+        // The announced length is read here, not through Foundation (which takes one past `Int64.max`
+        // for "unknown"): a number that is not one, or beyond what a download accepts, is a lie.
+        if (200..<300).contains(response.statusCode), let text = headers["content-length"] {
+            let digits = text.trimmingCharacters(in: .whitespaces)
+            guard let length = Int64(digits), (0...DownloadLimits.maximumLength).contains(length) else {
+                throw DownloadError(
+                    kind: .inconsistentResponse(
+                        "a Content-Length of '\(digits.prefix(40))', not a length from 0 to the "
+                            + "\(DownloadLimits.maximumLength) bytes a download accepts"),
+                    path: destination.path)
+            }
         }
         switch response.statusCode {
         case 200..<300 where response.statusCode != 206:
@@ -333,8 +338,9 @@ private final class Download: @unchecked Sendable {
             return .writing
         case 416:
             guard let offset else { return .errorBody(Data()) }
+            // A Content-Range that does not parse says nothing that proves the `.part` complete.
             let complete =
-                metadata?.total == offset && (range?.total == nil || range?.total == offset)
+                metadata?.total == offset && (headers["content-range"] == nil || range?.total == offset)
                 && metadata?.validator != nil
             return complete ? .alreadyComplete : .startOver
         default:

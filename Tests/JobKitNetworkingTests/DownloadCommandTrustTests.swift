@@ -136,6 +136,24 @@ import Testing
         #expect(text.contains("slow.bin") && !text.contains("suspended"), "kept, untouched: \(text)")
     }
 
+    @Test func anItemTheJournalHoldsSuspendedRunsWhenTheCommandNamesIt() throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(80)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = server.url("h.bin").absoluteString
+        let lines = [
+            #"{"format":"jobkit-downloads","next":3,"version":1}"#,
+            #"{"id":2,"name":"h.bin","op":"add","url":"\#(url)"}"#,
+            #"{"id":2,"op":"state","state":"suspended"}"#,
+        ]
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
+
+        let (status, output) = try download(["-o", folder.path, url])
+
+        #expect(status == 0, "\(output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("h.bin")) == pattern(80))
+    }
+
     @Test func aURLNameTooLongIsShortenedKeepingItsExtension() throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(64)) }
         defer { server.stop() }

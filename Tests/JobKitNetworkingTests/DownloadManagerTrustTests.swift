@@ -93,7 +93,7 @@ import Testing
             let failed = try #require(failure(of: id, in: manager), "\(String(describing: manager.item(id)))")
             #expect(failed.kind == .network, "\(failed.message)")
         }
-        #expect(failure(of: ids[0], in: manager)?.message.contains("Content-Length of 5000000000000000000") == true)
+        #expect(failure(of: ids[0], in: manager)?.message.contains("Content-Length of '5000000000000000000'") == true)
         #expect(summary.totals.failed == 3 && summary.totals.expected >= 0)
     }
 
@@ -178,6 +178,71 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == Data("old".utf8))
         #expect(manager.item(ids[1])?.state == .completed)
         #expect(try Data(contentsOf: folder.appendingPathComponent("b.bin")) == pattern(500))
+    }
+
+    @Test func aHardLinkedOrSpecialPartIsNeverWrittenThrough() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
+        defer { server.stop() }
+        let root = try scratchFolder()
+        let folder = root.appendingPathComponent("d")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let outside = root.appendingPathComponent("outside")
+        try Data("outside bytes".utf8).write(to: outside)
+        #expect(link(outside.path, folder.appendingPathComponent("f.bin.part").path) == 0)
+        #expect(mkfifo(folder.appendingPathComponent("g.bin.part.meta").path, 0o600) == 0)
+        #expect(mkfifo(folder.appendingPathComponent("h.bin.part").path, 0o600) == 0)
+
+        for name in ["f.bin", "g.bin", "h.bin"] {
+            let destination = folder.appendingPathComponent(name)
+            _ = await outcome(of: Job<URL>.download(from: server.url(name), to: destination))
+        }
+
+        #expect(try Data(contentsOf: outside) == Data("outside bytes".utf8), "never written through a hard link")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("g.bin")) == pattern(100), "a FIFO is no metadata")
+        #expect(!exists(folder.appendingPathComponent("h.bin")))
+        let journalLink = folder.appendingPathComponent(".jobkit-downloads.journal")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("f.bin.part"))
+        chmod(outside.path, 0o644)
+        #expect(link(outside.path, journalLink.path) == 0)
+        #expect(throws: DownloadManagerError.self) { try DownloadManager(directory: folder) }
+        var info = stat()
+        #expect(stat(outside.path, &info) == 0 && info.st_mode & 0o777 == 0o644, "its mode is not changed either")
+    }
+
+    @Test func aJournalAtTheIdLimitTakesNoMoreItemsAndStaysReadable() throws {
+        let folder = try scratchFolder()
+        let text = #"{"format":"jobkit-downloads","next":4611686018427387904,"version":1}"# + "\n"
+        try Data(text.utf8).write(to: folder.appendingPathComponent(".jobkit-downloads.journal"))
+        let manager = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
+        #expect(throws: DownloadManagerError.self) { try manager.add(URL(string: "http://127.0.0.1:9/a")!) }
+        manager.close()
+        let reopened = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
+        reopened.close()
+    }
+
+    @Test func lengthsPastInt64AndGarbage416RangesAreNotBelieved() async throws {
+        let bytes = pattern(50)
+        let server = try ScriptedServer { request, _ in
+            switch request.path {
+            case "/huge":
+                let head = "HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775808\r\nConnection: close\r\n\r\n"
+                return .raw(Data(head.utf8) + bytes)
+            default:
+                return request.rangeStart != nil
+                    ? .respond(416, headers: ["Content-Range": "bytes */garbage"])
+                    : .respond(200, headers: ["ETag": "\"e\""], body: pattern(60))
+            }
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let huge = await outcome(
+            of: Job<URL>.download(from: server.url("huge"), to: folder.appendingPathComponent("huge")))
+        #expect("\(huge.failureError.map { "\($0)" } ?? "")".contains("Content-Length"))
+
+        let destination = folder.appendingPathComponent("resumed")
+        try leavePart(bytes, of: server.url("resumed"), at: destination, etag: "\"e\"", total: 50)
+        _ = try await Job<URL>.download(from: server.url("resumed"), to: destination).value
+        #expect(try Data(contentsOf: destination) == pattern(60), "started over, not declared complete")
     }
 
     // MARK: Journal first
