@@ -63,7 +63,8 @@ let package = Package(
         ),
         // `jobkit` is a dependency so that it is built for the end-to-end tests that launch it — also as
         // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
-        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI"]),
+        // `JobKitServer` too, for the tests of `jobkit publish` that script the server's faults in process.
+        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI", "JobKitServer"]),
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
         // `jobkit` is built for the tests that `kill -9` a download manager (`jobkit _probe download-manager`).
         .testTarget(

@@ -11,8 +11,9 @@ struct PublishCommand: AsyncParsableCommand {
         discussion: """
             Uploads every FILE (at most -j at once, with progress), retrying transient failures (a dropped \
             connection, 408, 429, 5xx) up to --retry times; creates the post only when every upload \
-            succeeded, and prints its id and URL. Before retrying the post itself, it asks the server whether \
-            the post exists already, so that it is never created twice. Works against `jobkit serve`. \
+            succeeded, and prints its id and URL. Every attempt at the post carries the run's Idempotency-Key, \
+            and the server answers a key it has seen with the post it made for it, so the post is never created \
+            twice, even when an answer is lost. Works against `jobkit serve`. \
             Exit codes: 0 published; 1 an upload or the post failed (each failure is listed with why; no \
             post was created); 64 a wrong command line; 130 stopped by Ctrl-C (no post was created unless \
             the message says so).

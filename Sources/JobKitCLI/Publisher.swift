@@ -8,7 +8,7 @@ import JobKitNetworking
 #endif
 
 /// What `jobkit publish` does: uploads every file (at most `maxConcurrent` at once, each retried on transient
-/// failures), then creates the post only if every upload succeeded.
+/// failures), then creates the post only if every upload succeeded — once, however often its request is sent.
 ///
 /// Runs on the main actor (the main queue, which `jobkit` services), where the `JobQueue` of the uploads
 /// delivers its states and the display is drawn.
@@ -39,6 +39,9 @@ final class Publisher {
     let retries: Int
     let client: TransferClient
     let run: String
+    /// The `Idempotency-Key` of this run's post: every attempt at the post sends it, so the server makes the post
+    /// once and answers a repeat with that post.
+    let idempotencyKey: String
     private let display: TransferDisplay
     private var speeds: [Int: SpeedMeter] = [:]
     /// The uploads' queue, kept while they run.
@@ -48,7 +51,7 @@ final class Publisher {
 
     init(
         server: URL, text: String, files: [URL], maxConcurrent: Int, retries: Int, display: TransferDisplay,
-        client: TransferClient, run: String = PublishMedia.newRun()
+        client: TransferClient, run: String = PublishMedia.newRun(), idempotencyKey: String = UUID().uuidString
     ) {
         self.server = server
         self.text = text
@@ -58,6 +61,7 @@ final class Publisher {
         self.display = display
         self.client = client
         self.run = run
+        self.idempotencyKey = idempotencyKey
     }
 
     /// The media ids of this run's files, in order.
@@ -186,16 +190,21 @@ final class Publisher {
 
     // MARK: - The post
 
+    /// The request that creates the post, the same for every attempt: its `Idempotency-Key` is the run's, as a
+    /// Structured Field string (quoted), the form `draft-ietf-httpapi-idempotency-key-header` gives.
     private var postRequest: URLRequest {
         var request = URLRequest(url: server.appendingPathComponent("posts"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try? JSONEncoder().encode(["text": AnyCodableText.text(text), "mediaIDs": .list(mediaIDs)])
+        request.setValue("\"\(idempotencyKey)\"", forHTTPHeaderField: "Idempotency-Key")
+        request.httpBody = try? JSONEncoder().encode(NewPostBody(text: text, mediaIDs: mediaIDs))
         return request
     }
 
-    /// Creates the post, retrying transient failures. Before a retry it asks the server whether the post
-    /// exists already (an answer lost after the server stored the post), so a retry never posts twice.
+    /// Creates the post, retrying transient failures. Every attempt carries the run's `Idempotency-Key`, and
+    /// the server answers a key it has seen with the post that key made: when an answer is lost after the
+    /// server stored the post, the retry gets that post, so a retry never posts twice. (Asking first whether
+    /// the post exists would add nothing the key does not give, and a check that fails could not tell.)
     private func createPost() async throws -> CreatedPost {
         var attempt = 1
         while true {
@@ -203,7 +212,6 @@ final class Publisher {
                 return try await Job<CreatedPost>.decode(for: postRequest, client: client).value
             } catch {
                 guard Self.isWorthRetrying(error), attempt <= retries, !Task.isCancelled else { throw error }
-                if let existing = try? await existingPost() { return existing }
                 attempt += 1
                 display.message("retrying the post (attempt \(attempt)): \(CommandLineError.describe(error))")
                 let wait = Backoff.exponential(initial: .milliseconds(200), maximum: .seconds(5), jitter: 0.2)
@@ -213,7 +221,8 @@ final class Publisher {
         }
     }
 
-    /// This run's post, if the server has it: its media ids are unique to the run.
+    /// This run's post, if the server has it: its media ids are unique to the run. (Only to tell, after Ctrl-C
+    /// stopped the post request, whether the post was made.)
     func existingPost() async throws -> CreatedPost? {
         let posts = try await Job<[CreatedPost]>.decode(
             for: URLRequest(url: server.appendingPathComponent("posts")), client: client
@@ -223,16 +232,8 @@ final class Publisher {
     }
 }
 
-/// The two kinds of value of a post's JSON body.
-private enum AnyCodableText: Encodable {
-    case text(String)
-    case list([String])
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .text(let text): try container.encode(text)
-        case .list(let list): try container.encode(list)
-        }
-    }
+/// The JSON body of `POST /posts`.
+private struct NewPostBody: Encodable {
+    var text: String
+    var mediaIDs: [String]
 }

@@ -6,7 +6,8 @@ import NIOCore
 /// Faults the server injects, so that clients' retries and timeouts can be shown and tested.
 ///
 /// Per server: a latency range, a failure rate with its status (and `Retry-After`), a rate of dropped
-/// connections, and a script of the next N requests to fail. Per request: the headers
+/// connections, and a script of the next N requests (of a method and path, or any) to fail or to lose their
+/// answer after the route handled them. Per request: the headers
 /// `X-Fault-Latency-Ms: 0…60000`, `X-Fault-Status: 200…599` and `X-Fault-Drop: 0|1`; any other value of
 /// one of them is answered with 400 and a message naming the header.
 ///
@@ -65,23 +66,38 @@ public struct FaultPlan: Sendable, Equatable {
 
 /// The server's live fault settings; change them while it runs.
 public final class FaultController: Sendable {
-    /// One `failNext` call: `remaining` more requests fail with `status`.
+    /// What a scripted request gets.
+    private enum ScriptedFault: Sendable {
+        case fail(status: Int, retryAfterSeconds: Int?)
+        case dropAnswer
+    }
+
+    /// One `failNext` or `dropNextAnswers` call: `remaining` more requests that match get `fault`.
     private struct ScriptedRun: Sendable {
-        var status: Int
-        var retryAfterSeconds: Int?
+        var fault: ScriptedFault
+        /// The method and path a request must have (nil: any).
+        var method: String?
+        var path: String?
         var remaining: Int
+
+        func matches(method: String, path: String) -> Bool {
+            (self.method.map { $0 == method } ?? true) && (self.path.map { $0 == path } ?? true)
+        }
     }
 
     private struct State: Sendable {
         var plan: FaultPlan
         var scripted: [ScriptedRun] = []
 
-        /// Takes one scripted failure, if any is left.
-        mutating func takeScripted() -> ScriptedRun? {
-            guard var first = scripted.first else { return nil }
-            first.remaining -= 1
-            if first.remaining == 0 { scripted.removeFirst() } else { scripted[0] = first }
-            return first
+        /// Takes one scripted fault for a request of `method` and `path`: the first run that matches it.
+        mutating func takeScripted(method: String, path: String) -> ScriptedFault? {
+            guard let index = scripted.firstIndex(where: { $0.matches(method: method, path: path) }) else {
+                return nil
+            }
+            let fault = scripted[index].fault
+            scripted[index].remaining -= 1
+            if scripted[index].remaining == 0 { scripted.remove(at: index) }
+            return fault
         }
     }
 
@@ -97,14 +113,32 @@ public final class FaultController: Sendable {
         set { state.withLock { $0.plan = newValue } }
     }
 
-    /// Fails the next `count` requests with `status` (and `Retry-After`, if given), whatever the plan says.
+    /// Fails the next `count` requests with `status` (and `Retry-After`, if given), whatever the plan says —
+    /// only those with `method` and `path` (`"GET"`, `"/posts"`: the path without its query) when given.
     ///
     /// A `count` of 0 or less does nothing; a `status` outside `FaultPlan.statusRange` is replaced by 500.
-    /// Each call keeps one entry, whatever its count.
-    public func failNext(_ count: Int, status: Int = 503, retryAfterSeconds: Int? = nil) {
+    /// Each call keeps one entry, whatever its count; a request takes from the oldest entry that matches it.
+    public func failNext(
+        _ count: Int, status: Int = 503, retryAfterSeconds: Int? = nil, method: String? = nil, path: String? = nil
+    ) {
+        let fault = ScriptedFault.fail(
+            status: FaultPlan.sanitized(status: status), retryAfterSeconds: retryAfterSeconds)
+        script(fault, count: count, method: method, path: path)
+    }
+
+    /// Loses the answers to the next `count` requests — only those with `method` and `path` when given: each
+    /// reaches its route, which does its work (stores the post, say), and then the connection closes in the
+    /// middle of the answer, so the client cannot tell whether the work was done.
+    ///
+    /// A `count` of 0 or less does nothing. Each call keeps one entry, whatever its count; a request takes
+    /// from the oldest entry (of this method or of `failNext`) that matches it.
+    public func dropNextAnswers(_ count: Int, method: String? = nil, path: String? = nil) {
+        script(.dropAnswer, count: count, method: method, path: path)
+    }
+
+    private func script(_ fault: ScriptedFault, count: Int, method: String?, path: String?) {
         guard count > 0 else { return }
-        let run = ScriptedRun(
-            status: FaultPlan.sanitized(status: status), retryAfterSeconds: retryAfterSeconds, remaining: count)
+        let run = ScriptedRun(fault: fault, method: method?.uppercased(), path: path, remaining: count)
         state.withLock { $0.scripted.append(run) }
     }
 
@@ -112,6 +146,8 @@ public final class FaultController: Sendable {
         case pass
         case fail(status: Int, retryAfterSeconds: Int?)
         case drop
+        /// The route handles the request, then its answer is dropped mid-response.
+        case dropAnswer
         /// A fault header is invalid: answer 400 with this message.
         case reject(String)
     }
@@ -176,14 +212,19 @@ public final class FaultController: Sendable {
         case .failure(let error): return (0, .reject(error.message))
         case .success(let parsed): faults = parsed
         }
-        let (plan, scripted) = state.withLock { ($0.plan, $0.takeScripted()) }
+        let (method, path) = (request.method.rawValue, request.uri.path)
+        let (plan, scripted) = state.withLock { ($0.plan, $0.takeScripted(method: method, path: path)) }
         let latency = faults.latency ?? plan.drawLatency()
         let retryAfter = plan.retryAfterSeconds.flatMap { $0 >= 0 ? $0 : nil }
         if faults.drop { return (latency, .drop) }
         if let status = faults.status { return (latency, .fail(status: status, retryAfterSeconds: retryAfter)) }
-        if let scripted {
-            let scriptedRetryAfter = scripted.retryAfterSeconds.flatMap { $0 >= 0 ? $0 : nil }
-            return (latency, .fail(status: scripted.status, retryAfterSeconds: scriptedRetryAfter))
+        switch scripted {
+        case .fail(let status, let retryAfterSeconds):
+            return (latency, .fail(status: status, retryAfterSeconds: retryAfterSeconds.flatMap { $0 >= 0 ? $0 : nil }))
+        case .dropAnswer:
+            return (latency, .dropAnswer)
+        case nil:
+            break
         }
         if FaultPlan.happens(rate: plan.dropRate) { return (latency, .drop) }
         if FaultPlan.happens(rate: plan.failureRate) {
@@ -216,13 +257,20 @@ struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
             if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         case .drop:
-            // Promise more bytes than are sent, then fail the body: the connection closes mid-response.
-            return Response(
-                status: .ok, headers: [.contentLength: "1000"],
-                body: ResponseBody { writer in
-                    try await writer.write(ByteBuffer(string: "partial"))
-                    throw DroppedConnection()
-                })
+            return Self.droppedAnswer
+        case .dropAnswer:
+            _ = try? await next(request, context)  // an error answer is lost as well
+            return Self.droppedAnswer
         }
+    }
+
+    /// Promises more bytes than it sends, then fails the body: the connection closes mid-response.
+    private static var droppedAnswer: Response {
+        Response(
+            status: .ok, headers: [.contentLength: "1000"],
+            body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "partial"))
+                throw DroppedConnection()
+            })
     }
 }

@@ -11,7 +11,8 @@ import ServiceLifecycle
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;
 /// - `POST /posts`, `GET /posts`, `GET /posts/{id}`: posts appended to `root/posts.jsonl`, so a restart (or `kill -9`) loses
-///   no acknowledged post;
+///   no acknowledged post; a `POST /posts` with an `Idempotency-Key` the server has seen gets that key's post
+///   again instead of a new one (the keys of the latest 10,000 keyed posts are remembered);
 /// - `GET /products/{id}` and `GET /feed` (the result queue and feed scenarios);
 /// - fault injection for every route (`FaultPlan`, `FaultController`).
 ///

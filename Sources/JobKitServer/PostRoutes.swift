@@ -10,6 +10,10 @@ import NIOCore
 /// without its newline (a write the process did not finish) was never acknowledged: it is cut off when
 /// the log is opened. Any other line that is not a post makes `open` throw `.corruptPosts`, naming the line.
 ///
+/// A post made with an `Idempotency-Key` keeps the key in its line, and the store remembers the keys of its
+/// latest `IdempotencyKeys.defaultCapacity` such posts (also across restarts): a post request with a key it
+/// remembers gets that key's post again instead of a new one.
+///
 /// Why a log and not SQLite: one writer appending whole lines needs nothing a database adds, and it keeps
 /// the server free of a C library that CI would have to install.
 actor PostStore {
@@ -21,22 +25,35 @@ actor PostStore {
     private var length: Int
     /// The largest id so far (0 before the first post); the next post gets the one after it.
     private var largestID: Int
+    /// The keys of the latest posts made with one, each with its post's index in `posts`.
+    private var keys: IdempotencyKeys
 
-    private init(path: String, descriptor: Int32, mediaDirectory: URL, posts: [Post], length: Int) {
+    private init(
+        path: String, descriptor: Int32, mediaDirectory: URL, entries: [PostLog.Entry], length: Int, keyCapacity: Int
+    ) {
         self.path = path
         self.descriptor = descriptor
         self.mediaDirectory = mediaDirectory
-        self.posts = posts
+        self.posts = entries.map(\.post)
         self.length = length
         self.largestID = posts.map(\.id).max() ?? 0
+        var keys = IdempotencyKeys(capacity: keyCapacity)
+        for (index, entry) in entries.enumerated() {
+            // A key the server would not have taken (a log edited by hand) is not remembered.
+            if let key = entry.idempotencyKey.flatMap(IdempotencyKey.init(stored:)) { keys.remember(key, post: index) }
+        }
+        self.keys = keys
     }
 
     deinit {
         close(descriptor)
     }
 
-    /// Opens (or creates) the log at `log`; a `legacy` JSON array from earlier versions is imported once.
-    static func load(log: URL, legacy: URL, media: URL) throws -> PostStore {
+    /// Opens (or creates) the log at `log`; a `legacy` JSON array from earlier versions is imported once. The
+    /// store remembers the idempotency keys of its latest `keyCapacity` posts made with one.
+    static func load(
+        log: URL, legacy: URL, media: URL, keyCapacity: Int = IdempotencyKeys.defaultCapacity
+    ) throws -> PostStore {
         let manager = FileManager.default
         if !manager.fileExists(atPath: log.path), manager.fileExists(atPath: legacy.path) {
             try importLegacy(legacy, into: log)
@@ -47,7 +64,7 @@ actor PostStore {
         }
         do {
             let data = try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
-            let (posts, complete) = try PostLog.decode(data, path: log.path)
+            let (entries, complete) = try PostLog.decode(data, path: log.path)
             if complete < data.count {
                 // A torn last line: the process died inside a write, before the post was acknowledged.
                 guard ftruncate(descriptor, off_t(complete)) == 0, fsync(descriptor) == 0 else {
@@ -60,7 +77,8 @@ actor PostStore {
                     path: log.path, reason: LoopbackServerError.systemReason(errno))
             }
             return PostStore(
-                path: log.path, descriptor: descriptor, mediaDirectory: media, posts: posts, length: complete)
+                path: log.path, descriptor: descriptor, mediaDirectory: media, entries: entries, length: complete,
+                keyCapacity: keyCapacity)
         } catch {
             close(descriptor)
             throw error
@@ -74,7 +92,7 @@ actor PostStore {
             throw LoopbackServerError.corruptPosts(path: legacy.path, line: 1)
         }
         var data = Data()
-        for post in posts { data += try PostLog.line(for: post) }
+        for post in posts { data += try PostLog.line(for: PostLog.Entry(post: post)) }
         do {
             try data.write(to: log, options: .atomic)
         } catch {
@@ -82,12 +100,24 @@ actor PostStore {
         }
     }
 
-    enum CreateError: Error {
+    enum CreateError: Error, Equatable {
         case unknownMedia([String])
         case disk(String)
+        /// The key made the post `postID`, whose text or media differ from the new one's.
+        case keyReused(postID: Int)
     }
 
-    func create(_ new: NewPost) throws(CreateError) -> Post {
+    /// Creates the post and appends it to the log; with a `key` that made a post already, gives that post
+    /// again instead (or throws `.keyReused` when the new post's text or media differ from it).
+    ///
+    /// Looking the key up and creating the post are one step of the actor, so two requests with the same key
+    /// never both create a post, however they interleave: the later one gets the earlier one's post.
+    func create(_ new: NewPost, key: IdempotencyKey? = nil) throws(CreateError) -> Post {
+        if let key, let index = keys.post(for: key) {
+            let made = posts[index]
+            guard made.text == new.text, made.mediaIDs == new.mediaIDs else { throw .keyReused(postID: made.id) }
+            return made
+        }
         let unknown = new.mediaIDs.filter { id in
             !MediaRoutes.isValid(id)
                 || !FileManager.default.fileExists(atPath: mediaDirectory.appendingPathComponent(id).path)
@@ -97,7 +127,9 @@ actor PostStore {
         let (id, full) = largestID.addingReportingOverflow(1)
         guard !full else { throw .disk("cannot add a post to \(path): its ids are exhausted") }
         let post = Post(id: id, text: new.text, mediaIDs: new.mediaIDs, createdAt: Date())
-        guard let line = try? PostLog.line(for: post) else { throw .disk("cannot encode the post") }
+        guard let line = try? PostLog.line(for: PostLog.Entry(post: post, idempotencyKey: key?.value)) else {
+            throw .disk("cannot encode the post")
+        }
         let failure =
             line.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) } ?? (fsync(descriptor) == 0 ? nil : errno)
         if let failure {
@@ -109,6 +141,7 @@ actor PostStore {
         length += line.count
         largestID = id
         posts.append(post)
+        if let key { keys.remember(key, post: posts.count - 1) }
         return post
     }
 
@@ -122,28 +155,56 @@ actor PostStore {
     }
 }
 
-/// The format of the posts log: one JSON object and a newline per post.
+/// The format of the posts log: one JSON object and a newline per post — the post's fields, and
+/// `idempotencyKey` for a post made with one.
 enum PostLog {
-    static func line(for post: Post) throws -> Data {
+    /// One line: a post, and the idempotency key it was made with (which `GET /posts` never shows).
+    struct Entry: Codable, Equatable {
+        var post: Post
+        var idempotencyKey: String?
+
+        init(post: Post, idempotencyKey: String? = nil) {
+            self.post = post
+            self.idempotencyKey = idempotencyKey
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case idempotencyKey
+        }
+
+        init(from decoder: any Decoder) throws {
+            post = try Post(from: decoder)
+            idempotencyKey = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
+                String.self, forKey: .idempotencyKey)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try post.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
+        }
+    }
+
+    static func line(for entry: Entry) throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = .sortedKeys
-        return try encoder.encode(post) + Data([UInt8(ascii: "\n")])
+        return try encoder.encode(entry) + Data([UInt8(ascii: "\n")])
     }
 
-    /// The posts of the log's whole lines, and the length of those lines: a last line without a newline is
+    /// The entries of the log's whole lines, and the length of those lines: a last line without a newline is
     /// not counted (it is a write that never finished). A whole line that is not a post throws.
-    static func decode(_ data: Data, path: String) throws -> (posts: [Post], completeLength: Int) {
+    static func decode(_ data: Data, path: String) throws -> (entries: [Entry], completeLength: Int) {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        var posts: [Post] = []
+        var posts: [Entry] = []
         var start = data.startIndex
         var number = 0
         while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
             number += 1
             let line = data[start..<newline]
             if !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) {
-                guard let post = try? decoder.decode(Post.self, from: line) else {
+                guard let post = try? decoder.decode(Entry.self, from: line) else {
                     throw LoopbackServerError.corruptPosts(path: path, line: number)
                 }
                 posts.append(post)
@@ -156,6 +217,12 @@ enum PostLog {
 
 /// `POST /posts` (JSON only: 415 otherwise; 413 past the limit; 422 when a media id is unknown), `GET /posts` and
 /// `GET /posts/{id}` (404 for an id that is not a post's).
+///
+/// `POST /posts` takes an `Idempotency-Key` (`draft-ietf-httpapi-idempotency-key-header`): a request whose key
+/// made a post already is answered as the first one was — 201 and that post — without making another; the
+/// same key with a different text or media is 422; a key that is not valid (`IdempotencyKey`) is 400. The
+/// draft's 409, for a key whose first request is still being processed, never happens here: the store checks
+/// the key and creates the post in one step, so a concurrent request with the key waits and gets the post.
 struct PostRoutes {
     let store: PostStore
     let maxBytes: Int
@@ -187,6 +254,11 @@ struct PostRoutes {
             let given = request.headers[.contentType].map { "'\($0.prefix(60))'" } ?? "none"
             return .error(.unsupportedMediaType, "a post must be application/json; Content-Type was \(given)")
         }
+        let key: IdempotencyKey?
+        switch IdempotencyKey.parse(request.headers) {
+        case .success(let parsed): key = parsed
+        case .failure(let invalid): return .error(.badRequest, invalid.message)
+        }
         let tooLarge = Response.error(
             .contentTooLarge, "a post may have at most \(maxBytes) bytes", headers: [.connection: "close"])
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes {
@@ -207,13 +279,17 @@ struct PostRoutes {
         }
         let post: Post
         do throws(PostStore.CreateError) {
-            post = try await store.create(new)
+            post = try await store.create(new, key: key)
         } catch {
             switch error {
             case .unknownMedia(let ids):
                 return .error(.unprocessableContent, "unknown media: \(ids.joined(separator: ", "))")
             case .disk(let message):
                 return .error(.internalServerError, message)
+            case .keyReused(let id):
+                return .error(
+                    .unprocessableContent,
+                    "this Idempotency-Key made post \(id), whose text or media differ; use a new key for a new post")
             }
         }
         return (try? Response.json(post, status: .created)) ?? .error(.internalServerError, "cannot encode the post")

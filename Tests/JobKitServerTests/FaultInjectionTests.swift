@@ -65,4 +65,30 @@ import Testing
         #expect(FaultPlan.sanitized(status: 42) == 500 && FaultPlan.sanitized(status: 429) == 429)
         #expect(!FaultPlan.happens(rate: .nan) && FaultPlan.happens(rate: 7))
     }
+
+    @Test func aScriptedFailureTakesOnlyRequestsOfItsMethodAndPath() async throws {
+        try await withServer { server, _ in
+            server.faults.failNext(2, status: 503, method: "get", path: "/posts")
+            let feed = try await request(server, "feed")
+            #expect(feed.status == 200, "another path")
+            #expect(try await postRequest(server, text: "t").status == 201, "another method")
+            #expect(try await request(server, "posts/1").status == 200, "another path")
+            #expect(try await request(server, "posts").status == 503)
+            #expect(try await request(server, "posts?x=1").status == 503, "the path without its query")
+            #expect(try await request(server, "posts").status == 200)
+        }
+    }
+
+    @Test func aDroppedAnswerComesAfterTheRouteDidItsWork() async throws {
+        try await withServer { server, _ in
+            server.faults.dropNextAnswers(0)
+            server.faults.dropNextAnswers(-5)
+            server.faults.dropNextAnswers(1, method: "POST", path: "/posts")
+            #expect(try await request(server, "posts").status == 200, "another method")
+            await #expect(throws: (any Error).self) { try await postRequest(server, text: "stored") }
+            let posts = try await request(server, "posts")
+            #expect(String(decoding: posts.body, as: UTF8.self).contains("stored"), "the post was stored")
+            #expect(try await postRequest(server, text: "next").status == 201, "one answer only")
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobKitServer
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -98,6 +99,60 @@ import Testing
             if let value = try? await read() { return value }
         }
         return try await read()
+    }
+
+    @Test func aPostWhoseAnswerIsLostIsCreatedOnceEvenWhenAskingTheServerFails() async throws {
+        let folder = try scratch()
+        let root = folder.appendingPathComponent("root")
+        let server = try await LoopbackServer.start(.init(root: root))
+        // The server stores the first post and loses its answer; every `GET /posts` (asking whether the post
+        // exists) fails.
+        server.faults.dropNextAnswers(1, method: "POST", path: "/posts")
+        server.faults.failNext(1_000, status: 503, method: "GET", path: "/posts")
+        let media = try files([1_000, 2_000], in: folder)
+        let output: ProcessOutput
+        do {
+            output = try await runInBackground(
+                ["publish", "--server", server.baseURL.absoluteString, "--text", "once", "--retry", "3"]
+                    + media.map(\.path))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        #expect(output.status == 0, "\(output.stdout) \(output.stderr)")
+        #expect(output.stdout.hasSuffix("post 1: \(server.baseURL.absoluteString)posts/1\n"), "\(output.stdout)")
+        let log = try String(contentsOf: root.appendingPathComponent("posts.jsonl"), encoding: .utf8)
+        let lines = log.split(separator: "\n")
+        #expect(lines.count == 1, "exactly one post: \(log)")
+        #expect(lines.first?.contains(#""idempotencyKey":""#) == true, "made with the run's key")
+    }
+
+    /// Runs `jobkit` and awaits its end without blocking a thread: the server it talks to runs in this process.
+    private func runInBackground(_ arguments: [String]) async throws -> ProcessOutput {
+        let folder = try scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stdoutURL = folder.appendingPathComponent("stdout")
+        let stderrURL = folder.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("jobkit")
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+        process.standardError = try FileHandle(forWritingTo: stderrURL)
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { ended in continuation.resume(returning: ended.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        return ProcessOutput(
+            status: status, stdout: try String(contentsOf: stdoutURL, encoding: .utf8),
+            stderr: try String(contentsOf: stderrURL, encoding: .utf8))
     }
 
     @Test func ctrlCStopsWithExitCode130AndNoPost() async throws {
