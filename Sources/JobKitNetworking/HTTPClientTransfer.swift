@@ -12,9 +12,14 @@ import NIOHTTP1
 /// path does: the response head, the body's bytes as they arrive (written before the next chunk is
 /// read: the delegate's futures are already complete, so the event loop itself is the backpressure),
 /// and the end, exactly once, as a `TransportError` when the transfer failed.
-// AsyncHTTPClient runs the delegate's callbacks and the task's failed future one at a time on the
-// task's event loop; `start` calls `finish` itself only when the request could not be built.
-// Safety: `response`, `ended` and `discards` are touched only there; the task is behind a lock.
+///
+/// A request that waited for one of the client's connections until AsyncHTTPClient gave up
+/// (`getConnectionFromPoolTimeout`: the host has working connections, all busy) never reached
+/// the server: it is queued again, not failed.
+// AsyncHTTPClient runs the delegate's callbacks and the task's futures one at a time on the event
+// loop the transfer picked (every task of it, redirects too, is pinned there).
+// Safety: `response`, `discards`, `sawHead`, `waitedForBusyConnections` and `ended` are touched only
+// there; the task is behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
@@ -25,16 +30,26 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     private let url: URL
+    private let request: HTTPClient.Request
+    private let client: HTTPClient
+    private let eventLoop: any EventLoop
     private let handler: TransferHandler
     private let slot = LockedBox<Slot>.make(.waiting)
-    private var response: HTTPURLResponse?
+    /// The response head arrived: the request reached the server, and is never sent again.
+    private var sawHead = false
+    /// The last task failed waiting for one of the host's connections, all busy.
+    private var waitedForBusyConnections = false
     private var ended = false
+    private var response: HTTPURLResponse?
     /// The rest of the body is not the handler's (it asked to stop, or failed).
     private var discards = false
 
-    private init(url: URL, handler: TransferHandler) {
+    private init(url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler) {
         self.url = url
+        self.request = request
+        self.client = client
         self.handler = handler
+        eventLoop = client.eventLoopGroup.any()
     }
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
@@ -43,34 +58,43 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
-        let transfer = HTTPClientTransfer(url: url, handler: handler)
-        controller.onCancel { transfer.cancel() }
         let built: HTTPClient.Request
         do {
             var headers = HTTPHeaders()
             for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
             built = try HTTPClient.Request(url: url, method: .GET, headers: headers)
         } catch {
-            return transfer.finish(error)
+            // On the run's queue, as the download's first attempt: not an event loop.
+            return handler.onComplete(nil, Self.transportError(error, url: url))
         }
-        let wanted = transfer.slot.withLock { slot -> Bool in
+        let transfer = HTTPClientTransfer(url: url, request: built, client: client, handler: handler)
+        controller.onCancel { transfer.cancel() }
+        transfer.send()
+    }
+
+    /// Executes the request on the transfer's event loop; false when the run was cancelled first.
+    @discardableResult
+    private func send() -> Bool {
+        let wanted = slot.withLock { slot -> Bool in
             if case .cancelled = slot { return false }
             return true
         }
-        guard wanted else { return }
-        let task = client.execute(request: built, delegate: transfer)
-        // A redirect cycle or one too many fails the task without telling the delegate; its future
-        // completes on the request's event loop, like the delegate's callbacks.
-        task.futureResult.whenFailure { error in transfer.finish(error) }
-        let cancelledMeanwhile = transfer.slot.withLock { slot -> Bool in
+        guard wanted else { return false }
+        let task = client.execute(request: request, delegate: self, eventLoop: .delegate(on: eventLoop))
+        // Every failure ends here, once, after the delegate heard of it — also a redirect cycle or
+        // one too many, which fail the task without telling the delegate (a redirect's own task
+        // cascades into this one).
+        task.futureResult.whenFailure { error in self.failed(error) }
+        let cancelledMeanwhile = slot.withLock { slot -> Bool in
             if case .cancelled = slot { return true }
             slot = .running(task)
             return false
         }
         if cancelledMeanwhile { task.cancel() }
+        return true
     }
 
-    /// Stops the request (AsyncHTTPClient then reports `cancelled` through `didReceiveError`).
+    /// Stops the request (its task then fails as `cancelled`).
     private func cancel() {
         let running = slot.withLock { slot -> HTTPClient.Task<Void>? in
             defer { slot = .cancelled }
@@ -81,6 +105,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        sawHead = true
         var fields: [String: String] = [:]
         for (name, value) in head.headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
         let version = "HTTP/\(head.version.major).\(head.version.minor)"
@@ -116,11 +141,26 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        finish(error)
+        // The task's future fails right after: `failed` ends the transfer there.
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        finish(nil)
+        end(nil)
+    }
+
+    /// The task failed: sent again when it only waited for a connection, else the end.
+    ///
+    /// AsyncHTTPClient gives a request one deadline (the connect timeout) for waiting in its pool
+    /// and for the connection it then opens. So a connect timeout right after a wait for busy
+    /// connections is sent again too: the connection it waited for was opened late in its time.
+    /// A second one in a row is the host's.
+    private func failed(_ error: any Error) {
+        let code = error as? HTTPClientError
+        let onlyWaited =
+            code == .getConnectionFromPoolTimeout || (code == .connectTimeout && waitedForBusyConnections)
+        waitedForBusyConnections = code == .getConnectionFromPoolTimeout
+        guard onlyWaited, !sawHead, !ended else { return end(error) }
+        if !send() { end(HTTPClientError.cancelled) }
     }
 
     /// Drops the rest of the body and ends the request, after this callback.
@@ -130,7 +170,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     /// Tells the handler of the end, once: its own failure first, then the transport's.
-    private func finish(_ error: (any Error)?) {
+    private func end(_ error: (any Error)?) {
         guard !ended else { return }
         ended = true
         handler.onComplete(response, handler.failure ?? error.map { Self.transportError($0, url: url) })
