@@ -8,11 +8,12 @@ import JobKit
 
 /// What a download's bytes come through.
 ///
-/// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them, are
-///   written to the `.part` on the client's event loop as they arrive, and the next chunk is read
-///   only once one is written (memory stays bounded however slow the disk). On Linux it moves
-///   200 files of 1 MiB 3 to 4 times faster than FoundationNetworking (BENCHMARKS.md). The client's
-///   own configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
+/// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them and are
+///   written to the `.part` on SwiftNIO's blocking-I/O thread pool (`NIOThreadPool.singleton`),
+///   never on an event loop, in order; once 1 MiB of a body waits for the disk, the next chunk is
+///   read only when some is written (memory stays bounded however slow the disk). On Linux it
+///   moves 200 files of 1 MiB 3 to 4 times faster than FoundationNetworking (BENCHMARKS.md). The
+///   client's own configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
 ///   connections per host — a download waiting for one of its connections waits (AsyncHTTPClient's
 ///   `getConnectionFromPoolTimeout` queues it again), it never fails for waiting. Whoever made the
 ///   client shuts it down, after the downloads ended.
