@@ -21,8 +21,10 @@ extension DownloadManager {
         public var speedWindow: Duration
         /// What the downloads go through. nil (the default): a `TransferClient` when `client` is
         /// set; else an AsyncHTTPClient the manager makes and shuts down when it is released, with
-        /// `maxPerHost` (or `maxConcurrent`) connections per host, redirects followed, bodies as
-        /// sent, and a transfer silent for 60 s failing as timed out. See `DownloadTransport`.
+        /// as many connections per host as the manager runs downloads to it (`maxConcurrent`, as
+        /// `setMaxConcurrent` changes it, and `maxPerHost`: no download waits for a connection),
+        /// redirects followed, bodies as sent, and a transfer silent for 60 s failing as timed out.
+        /// See `DownloadTransport`.
         public var transport: DownloadTransport?
         /// The URLSession client the downloads go through when `transport` is nil: the same as
         /// `transport: .urlSession(client)`. Default nil.

@@ -167,8 +167,7 @@ public final class DownloadManager: Sendable {
             self.transport = transport
             ownedHTTPClient = nil
         } else {
-            let http = DownloadHTTPClient.make(
-                connectionsPerHost: configuration.maxPerHost ?? configuration.maxConcurrent)
+            let http = DownloadHTTPClient.make()
             transport = .asyncHTTPClient(http)
             ownedHTTPClient = http
         }

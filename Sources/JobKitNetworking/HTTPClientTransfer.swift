@@ -3,18 +3,32 @@ import Foundation
 import JobKit
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 /// One request of a download on an AsyncHTTPClient, feeding a `TransferHandler` as the URLSession
-/// path does: the response head, the body's bytes as they arrive (written before the next chunk is
-/// read: the delegate's futures are already complete, so the event loop itself is the backpressure),
-/// and the end, exactly once, as a `TransportError` when the transfer failed.
-// AsyncHTTPClient runs the delegate's callbacks and the task's failed future one at a time on the
-// task's event loop; `start` calls `finish` itself only when the request could not be built.
-// Safety: `response`, `ended` and `discards` are touched only there; the task is behind a lock.
+/// path does: the response head, the body's bytes as they arrive, and the end, exactly once, as a
+/// `TransportError` when the transfer failed.
+///
+/// No handler callback runs on an event loop: they write, truncate and sync files. They run on
+/// SwiftNIO's blocking-I/O thread pool (`NIOThreadPool.singleton`), in order, one batch at a time
+/// (`FileWorkBacklog`). A body part is taken at once while less than `backlogLimit` bytes of the
+/// body wait to be written; beyond that, AsyncHTTPClient reads the next part only once the backlog
+/// fell below it again: memory stays bounded however slow the disk. Every part that arrived before
+/// the connection ended is written before the handler hears of the end.
+///
+/// A request that waited for one of the client's connections until AsyncHTTPClient gave up
+/// (`getConnectionFromPoolTimeout`: the host has working connections, all busy) never reached
+/// the server: it is queued again, not failed.
+// AsyncHTTPClient runs the delegate's callbacks and the task's futures on the event loop the
+// transfer picked (every task of it, redirects too, is pinned there).
+// Safety: `backlog`, `demand`, `sawHead`, `waitedForBusyConnections` and `ended` are touched only
+// on that event loop; `response` and `discards` only by the batches of work, which run one after
+// the other (the next is submitted, on the event loop, once the one before finished); the task is
+// behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
@@ -24,17 +38,43 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         case cancelled
     }
 
+    /// What the handler is told, in order, on the thread pool.
+    private enum Work: Sendable {
+        case head(HTTPResponseHead, HTTPClient.Task<Void>)
+        case body(ByteBuffer, HTTPClient.Task<Void>)
+        case end((any Error)?)
+    }
+
+    /// Where the handler's callbacks run: never an event loop.
+    static let fileIO = NIOThreadPool.singleton
+    /// The most body bytes of one download that wait to be written before AsyncHTTPClient is
+    /// asked to wait: 1 MiB.
+    static let backlogLimit = 1 << 20
+
     private let url: URL
+    private let request: HTTPClient.Request
+    private let client: HTTPClient
+    private let eventLoop: any EventLoop
     private let handler: TransferHandler
     private let slot = LockedBox<Slot>.make(.waiting)
-    private var response: HTTPURLResponse?
+    private var backlog = FileWorkBacklog<Work>()
+    /// Completed once the backlog is below `backlogLimit` again: AsyncHTTPClient waits for it.
+    private var demand: EventLoopPromise<Void>?
+    /// The response head arrived: the request reached the server, and is never sent again.
+    private var sawHead = false
+    /// The last task failed waiting for one of the host's connections, all busy.
+    private var waitedForBusyConnections = false
     private var ended = false
+    private var response: HTTPURLResponse?
     /// The rest of the body is not the handler's (it asked to stop, or failed).
     private var discards = false
 
-    private init(url: URL, handler: TransferHandler) {
+    private init(url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler) {
         self.url = url
+        self.request = request
+        self.client = client
         self.handler = handler
+        eventLoop = client.eventLoopGroup.any()
     }
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
@@ -43,34 +83,43 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
-        let transfer = HTTPClientTransfer(url: url, handler: handler)
-        controller.onCancel { transfer.cancel() }
         let built: HTTPClient.Request
         do {
             var headers = HTTPHeaders()
             for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
             built = try HTTPClient.Request(url: url, method: .GET, headers: headers)
         } catch {
-            return transfer.finish(error)
+            // On the run's queue, as the download's first attempt: not an event loop.
+            return handler.onComplete(nil, Self.transportError(error, url: url))
         }
-        let wanted = transfer.slot.withLock { slot -> Bool in
+        let transfer = HTTPClientTransfer(url: url, request: built, client: client, handler: handler)
+        controller.onCancel { transfer.cancel() }
+        transfer.send()
+    }
+
+    /// Executes the request on the transfer's event loop; false when the run was cancelled first.
+    @discardableResult
+    private func send() -> Bool {
+        let wanted = slot.withLock { slot -> Bool in
             if case .cancelled = slot { return false }
             return true
         }
-        guard wanted else { return }
-        let task = client.execute(request: built, delegate: transfer)
-        // A redirect cycle or one too many fails the task without telling the delegate; its future
-        // completes on the request's event loop, like the delegate's callbacks.
-        task.futureResult.whenFailure { error in transfer.finish(error) }
-        let cancelledMeanwhile = transfer.slot.withLock { slot -> Bool in
+        guard wanted else { return false }
+        let task = client.execute(request: request, delegate: self, eventLoop: .delegate(on: eventLoop))
+        // Every failure ends here, once, after the delegate heard of it — also a redirect cycle or
+        // one too many, which fail the task without telling the delegate (a redirect's own task
+        // cascades into this one).
+        task.futureResult.whenFailure { error in self.failed(error) }
+        let cancelledMeanwhile = slot.withLock { slot -> Bool in
             if case .cancelled = slot { return true }
             slot = .running(task)
             return false
         }
         if cancelledMeanwhile { task.cancel() }
+        return true
     }
 
-    /// Stops the request (AsyncHTTPClient then reports `cancelled` through `didReceiveError`).
+    /// Stops the request (its task then fails as `cancelled`).
     private func cancel() {
         let running = slot.withLock { slot -> HTTPClient.Task<Void>? in
             defer { slot = .cancelled }
@@ -81,26 +130,103 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        var fields: [String: String] = [:]
-        for (name, value) in head.headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
-        let version = "HTTP/\(head.version.major).\(head.version.minor)"
-        if let http = HTTPURLResponse(
-            url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
-        {
-            response = http
-            handler.expected = http.expectedContentLength
-            do {
-                if try !handler.onResponse(http) { stop(task) }
-            } catch {
-                handler.failure = error
-                stop(task)
-            }
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
+        sawHead = true
+        submit(.head(head, task))
+        return eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard !discards else { return task.eventLoop.makeSucceededVoidFuture() }
+        submit(.body(buffer, task), bytes: buffer.readableBytes)
+        guard backlog.bytes >= Self.backlogLimit else { return eventLoop.makeSucceededVoidFuture() }
+        let promise = eventLoop.makePromise(of: Void.self)
+        demand = promise
+        return promise.futureResult
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        // The task's future fails right after: `failed` ends the transfer there.
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        end(nil)
+    }
+
+    /// The task failed: sent again when it only waited for a connection, else the end.
+    ///
+    /// AsyncHTTPClient gives a request one deadline (the connect timeout) for waiting in its pool
+    /// and for the connection it then opens. So a connect timeout right after a wait for busy
+    /// connections is sent again too: the connection it waited for was opened late in its time.
+    /// A second one in a row is the host's.
+    private func failed(_ error: any Error) {
+        let code = error as? HTTPClientError
+        let onlyWaited =
+            code == .getConnectionFromPoolTimeout || (code == .connectTimeout && waitedForBusyConnections)
+        waitedForBusyConnections = code == .getConnectionFromPoolTimeout
+        guard onlyWaited, !sawHead, !ended else { return end(error) }
+        if !send() { end(HTTPClientError.cancelled) }
+    }
+
+    /// Tells the handler of the end, once, after everything before it.
+    private func end(_ error: (any Error)?) {
+        guard !ended else { return }
+        ended = true
+        submit(.end(error))
+    }
+
+    // MARK: The handler's work, on the thread pool
+
+    /// Queues `work` for the thread pool (on the event loop).
+    private func submit(_ work: Work, bytes: Int = 0) {
+        if let batch = backlog.add(work, bytes: bytes) { run(batch) }
+    }
+
+    private func run(_ batch: [Work]) {
+        Self.fileIO.submit { [self] state in
+            // A pool being shut down (never the singleton) runs nothing: still off the event loop.
+            guard case .active = state else { return DispatchQueue.global().async { self.perform(batch) } }
+            perform(batch)
+        }
+    }
+
+    /// Runs a batch on the thread pool, then starts the next one (on the event loop).
+    private func perform(_ batch: [Work]) {
+        for work in batch {
+            switch work {
+            case .head(let head, let task): receive(head, of: task)
+            case .body(let buffer, let task): receive(buffer, of: task)
+            case .end(let error):
+                handler.onComplete(response, handler.failure ?? error.map { Self.transportError($0, url: url) })
+            }
+        }
+        eventLoop.execute { [self] in
+            if let next = backlog.batchFinished() { run(next) }
+            if let demand, backlog.bytes < Self.backlogLimit {
+                self.demand = nil
+                demand.succeed()
+            }
+        }
+    }
+
+    private func receive(_ head: HTTPResponseHead, of task: HTTPClient.Task<Void>) {
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
+        let version = "HTTP/\(head.version.major).\(head.version.minor)"
+        guard
+            let http = HTTPURLResponse(
+                url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+        else { return }
+        response = http
+        handler.expected = http.expectedContentLength
+        do {
+            if try !handler.onResponse(http) { stop(task) }
+        } catch {
+            handler.failure = error
+            stop(task)
+        }
+    }
+
+    private func receive(_ buffer: ByteBuffer, of task: HTTPClient.Task<Void>) {
+        guard !discards else { return }
         handler.received += Int64(buffer.readableBytes)
         do {
             if let onBytes = handler.onBytes {
@@ -112,28 +238,12 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
             handler.failure = error
             stop(task)
         }
-        return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        finish(error)
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        finish(nil)
-    }
-
-    /// Drops the rest of the body and ends the request, after this callback.
+    /// Drops the rest of the body and ends the request.
     private func stop(_ task: HTTPClient.Task<Void>) {
         discards = true
-        task.eventLoop.execute { task.cancel() }
-    }
-
-    /// Tells the handler of the end, once: its own failure first, then the transport's.
-    private func finish(_ error: (any Error)?) {
-        guard !ended else { return }
-        ended = true
-        handler.onComplete(response, handler.failure ?? error.map { Self.transportError($0, url: url) })
+        task.cancel()
     }
 
     /// An AsyncHTTPClient or SwiftNIO error as the `TransportError` a URLSession transfer would

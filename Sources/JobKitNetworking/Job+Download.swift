@@ -39,7 +39,8 @@ extension Job where Value == URL {
     ///   keeping the `.part`: it is a part that says it is the whole.
     ///
     /// Progress is reported through the controller. The body is written to disk as it arrives, on
-    /// the client's delegate queue; the run completes on the queue it was performed on. Transport
+    /// the transport's own thread (never a SwiftNIO event loop: see `DownloadTransport`); the run
+    /// completes on the queue it was performed on. Transport
     /// failures are `TransportError`s, non-2xx statuses `HTTPStatusError`s — both leave the `.part`
     /// for a later resume.
     ///
@@ -145,8 +146,9 @@ private enum PartSlot {
 
 /// One download: its attempts (a resume, then possibly a fresh start) and its end.
 ///
-/// Runs sequentially: the first attempt starts on the run's queue; each attempt's callbacks, and
-/// the attempt that replaces it, on the client's serial delegate queue.
+/// Runs sequentially: the first attempt starts on the run's queue; each attempt's callbacks one at
+/// a time, on the transport's thread (the client's serial delegate queue, or SwiftNIO's blocking
+/// pool, one callback after the other); the attempt that replaces one, on the run's queue.
 // Safety: used sequentially, as above.
 private final class Download: @unchecked Sendable {
     let url: URL
@@ -391,9 +393,9 @@ private final class Download: @unchecked Sendable {
 struct DownloadHooks: Sendable {
     /// A response starts filling the `.part` at this offset (0, or where a validated resume
     /// continues), with this total when the server said: once per attempt that writes.
-    /// Called on the client's delegate queue.
+    /// Called on the transport's thread (see `Download`).
     var began: @Sendable (_ offset: Int64, _ total: Int64?) -> Void
-    /// `count` more bytes were written to the `.part`. Called on the client's delegate queue.
+    /// `count` more bytes were written to the `.part`. Called on the transport's thread.
     var received: @Sendable (_ count: Int) -> Void
     /// The `.part` (at this path, this long) is complete and about to be renamed over the
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the

@@ -230,8 +230,10 @@ struct UncheckedTask: @unchecked Sendable {
 }
 
 /// What one transfer does with its session's delegate callbacks. Called on the client's delegate
-/// queue (serial), so a handler's own state needs no lock.
-// Safety: every callback arrives on the owning client's serial delegate queue, one at a time.
+/// queue (serial) — or, through AsyncHTTPClient, on SwiftNIO's blocking pool, each callback after
+/// the one before returned (`HTTPClientTransfer`) — so a handler's own state needs no lock.
+// Safety: every callback arrives on the owning client's serial delegate queue, one at a time, or
+// from an `HTTPClientTransfer`, which submits each to the pool once the one before has run.
 final class TransferHandler: @unchecked Sendable {
     /// Decides what to do with the response: true to receive its body, false to end the task (it
     /// then completes with `URLError(.cancelled)`).

@@ -134,4 +134,66 @@ import Testing
         #expect(TransientFailure.isTransient(error))
         #expect(fileSize(URL(fileURLWithPath: destination.path + ".part")) == 10_000, "kept to resume from")
     }
+
+    @Test func theManagersOwnClientFollowsSetMaxConcurrent() async throws {
+        // 40 files from one host, at first 2 at once, then 32: the server answers none of the first
+        // 32 requests before it has them all, so all 32 must be under way at once. A client that
+        // kept the first width would hold 30 in its pool until they failed as timed out.
+        let width = 32
+        let all = Gate()
+        let server = try ScriptedServer { request, index in
+            if index == width - 1 { all.open() }
+            let reply = ScriptedServer.Reply.respond(200, body: pattern(20_000, seed: request.path.count))
+            return index < width ? .waiting(for: all, then: reply) : reply
+        }
+        defer { server.stop() }
+        // Only when the manager never has 32 under way: fail instead of hanging.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { all.open() }
+        let log = UpdateLog()
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: 2))
+        defer { manager.close() }
+
+        try manager.add(contentsOf: (0..<40).map { .init(url: server.url("file-\($0)")) })
+        manager.setMaxConcurrent(width)
+        let summary = await manager.waitUntilFinished()
+
+        #expect(summary.allSucceeded, "\(summary.failed.map(\.state))")
+        #expect(summary.completed.count == 40)
+        #expect(server.requests.count == 40)
+    }
+
+    @Test func downloadsRedirectedFromSeveralHostsToOneAllComplete() async throws {
+        // Four hosts (ports), at most 2 downloads each, all redirected to one CDN host: 8 at once
+        // there, though each host has at most 2. The CDN answers none before it has all 8.
+        let width = 8
+        let all = Gate()
+        let cdn = try ScriptedServer { request, index in
+            if index == width - 1 { all.open() }
+            let reply = ScriptedServer.Reply.respond(200, body: pattern(20_000, seed: request.path.count))
+            return index < width ? .waiting(for: all, then: reply) : reply
+        }
+        defer { cdn.stop() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { all.open() }
+        let origins = try (0..<4).map { _ in
+            try ScriptedServer { request, _ in
+                .respond(302, headers: ["Location": cdn.url(String(request.path.dropFirst())).absoluteString])
+            }
+        }
+        defer { for origin in origins { origin.stop() } }
+        let log = UpdateLog()
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: width, maxPerHost: 2))
+        defer { manager.close() }
+
+        try manager.add(
+            contentsOf: origins.indices.flatMap { host in
+                (0..<3).map { file in .init(url: origins[host].url("file-\(host)-\(file)")) }
+            })
+        let summary = await manager.waitUntilFinished()
+
+        #expect(summary.allSucceeded, "\(summary.failed.map(\.state))")
+        #expect(summary.completed.count == 12)
+        #expect(cdn.requests.count == 12)
+    }
 }
