@@ -27,6 +27,8 @@ import JobKit
 ///                             completes
 ///     jobkit _probe cancelled-backoffs N   the same for `.retry(2, backoff: .constant(.seconds(3600)))`
 ///                             of a job that fails: cancelled while it waits to retry
+///     jobkit _probe watchdog   prints `watchdog threshold-ms=N` (or `watchdog off`): the threshold that
+///                             JOBKIT_MAIN_WATCHDOG set, read as every handler on the main queue reads it
 ///     jobkit _probe twice N   N runs whose bodies complete twice, no diagnostics handler: prints
 ///                             `misuses count=N`; standard error must carry one line, not N
 enum TestProbe {
@@ -52,6 +54,15 @@ enum TestProbe {
                 let scheduler = ArmedSignallingScheduler { DispatchQueue.global().async { canceller.signal() } }
                 canceller.keep(job(scheduler).perform(resultQueue: results) { _ in done() })
             }
+        }
+
+        if arguments.first == "watchdog" {
+            if let threshold = MainQueueWatchdog.threshold {
+                print("watchdog threshold-ms=\(Int(threshold / .milliseconds(1)))")
+            } else {
+                print("watchdog off")
+            }
+            exit(0)
         }
 
         if arguments.first == "twice" {

@@ -22,6 +22,33 @@ import Testing
         #expect(!output.stderr.contains("JobKit warning"))
     }
 
+    /// `JOBKIT_MAIN_WATCHDOG` is input: `inf` trapped (`Double value cannot be converted`) as the first
+    /// handler on the main queue read it. Now a hostile value is ignored with one line, and the process
+    /// goes on with the default threshold.
+    @Test(arguments: ["inf", "nan", "1e30", "-1", "garbage"])
+    func aHostileThresholdInTheEnvironmentIsIgnoredWithOneWarning(value: String) throws {
+        let unset = try runProduct("jobkit", arguments: ["_probe", "watchdog"])
+        let output = try runProduct(
+            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": value])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout == unset.stdout)
+        #expect(
+            output.stderr.split(separator: "\n") == [
+                "warning: ignoring JOBKIT_MAIN_WATCHDOG='\(value)': not off or a duration in seconds between 0 and 86400"
+            ])
+    }
+
+    @Test func aThresholdInTheEnvironmentSetsTheStartingValue() throws {
+        let half = try runProduct(
+            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "0.5"])
+        #expect(half.stdout == "watchdog threshold-ms=500\n")
+        #expect(half.stderr.isEmpty)
+        let off = try runProduct(
+            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "off"])
+        #expect(off.stdout == "watchdog off\n")
+        #expect(off.stderr.isEmpty)
+    }
+
     @Test func thresholdIsConfigurablePerProcess() {
         let saved = MainQueueWatchdog.threshold
         defer { MainQueueWatchdog.threshold = saved }
