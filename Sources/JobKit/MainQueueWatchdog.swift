@@ -15,8 +15,9 @@ import Foundation
 /// MainQueueWatchdog.threshold = .seconds(5)   // or nil to turn it off
 /// ```
 ///
-/// The environment variable `JOBKIT_MAIN_WATCHDOG` sets the starting value: a number of seconds, or
-/// `off`.
+/// The environment variable `JOBKIT_MAIN_WATCHDOG` sets the starting value: a number of seconds up to
+/// 86,400, or `off` (or 0). Any other value — `inf`, `nan`, `-1`, a typo — is ignored, with one line
+/// on standard error that names it.
 public enum MainQueueWatchdog {
     private struct State {
         var threshold: Duration?
@@ -68,15 +69,28 @@ public enum MainQueueWatchdog {
     private static let mainQueueLabel = DispatchQueue.main.label
 
     private static func initialThreshold() -> Duration? {
-        switch ProcessInfo.processInfo.environment["JOBKIT_MAIN_WATCHDOG"] {
-        case "off", "0": return nil
-        case let value?: if let seconds = Double(value), seconds > 0 { return .seconds(seconds) }
-        case nil: break
+        let reading = thresholdSetting(ProcessInfo.processInfo.environment[environmentVariable])
+        switch reading {
+        case .unset, .invalid:
+            _ = reading.reportingInvalid()
+            #if DEBUG
+                return .seconds(2)
+            #else
+                return nil
+            #endif
+        case .number(let seconds):
+            return seconds > 0 ? .seconds(seconds) : nil
         }
-        #if DEBUG
-            return .seconds(2)
-        #else
-            return nil
-        #endif
+    }
+
+    /// The variable that sets the starting threshold.
+    static let environmentVariable = "JOBKIT_MAIN_WATCHDOG"
+
+    /// What `text`, the variable's value, asks for: a number of seconds (0 for `off` and `0`), nothing,
+    /// or an invalid value to ignore.
+    static func thresholdSetting(_ text: String?) -> EnvironmentValue {
+        if text == "off" { return .number(0) }
+        return EnvironmentValue.parse(
+            text, named: environmentVariable, in: 0...86_400, expected: "off or a duration in seconds")
     }
 }

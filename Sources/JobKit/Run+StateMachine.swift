@@ -157,19 +157,20 @@ struct RunStateMachine {
         var completion: Completion?
         /// Made on first use (see `RunWatchers`).
         var watchers: RunWatchers?
+        /// What the run performs (`Job.entry`): taken when the body starts, or when a run cancelled
+        /// first reaches its start, so that a run that has ended never keeps its job's body — and
+        /// what the body captured — alive.
+        var entry: RunEntry?
     }
 
     private var mutable: Mutable
     let trace: TraceContext?
-    /// What the run performs (`Job.entry`), and where: set once, read without the lock (they never
-    /// change).
-    let entry: RunEntry
+    /// Where the run performs: set once, read without the lock (it never changes).
     let queue: DispatchQueue
 
     init(entry: @escaping RunEntry, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
-        self.entry = entry
         self.queue = queue
-        self.mutable = Mutable(completion: completion)
+        self.mutable = Mutable(completion: completion, entry: entry)
         self.trace = trace
     }
 
@@ -253,13 +254,23 @@ struct RunStateMachine {
 
     // MARK: Transitions
 
-    /// The body is about to run. Returns `nil` when the run was cancelled first: the body must not run.
-    mutating func start() -> Notice?? {
+    enum StartAction {
+        /// Send the notice, then call the entry: the body runs.
+        case run(RunEntry, Notice?)
+        /// The run was cancelled first: the body must not run. The entry is handed out only to be
+        /// released with no lock held (releasing it may run a captured object's `deinit`).
+        case skip(RunEntry?)
+    }
+
+    /// The body is about to run; hands its entry over, so that the run keeps it no longer.
+    mutating func start() -> StartAction {
         switch phase {
         case .pending:
-            return .some(move(to: .running(fraction: 0)))
+            let notice = move(to: .running(fraction: 0))
+            return .run(takeEntry(), notice)
         case .cancelled:
-            return nil
+            defer { mutable.entry = nil }
+            return .skip(mutable.entry)
         case .running, .finished, .failed:
             preconditionFailure("JobKit: a run was started twice")
         }
@@ -415,6 +426,12 @@ struct RunStateMachine {
         let watchers = makeWatchers()
         watchers.composite = composite
         return watchers.reporter
+    }
+
+    private mutating func takeEntry() -> RunEntry {
+        guard let entry = mutable.entry else { preconditionFailure("JobKit: a run was started twice") }
+        mutable.entry = nil
+        return entry
     }
 
     private mutating func takeCompletion() -> Completion {

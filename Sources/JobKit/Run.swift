@@ -70,11 +70,13 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     @inline(__always)
     var queue: DispatchQueue { withUnsafeMutablePointerToElements { $0.pointee.queue } }
 
-    /// Runs the body, unless the run was cancelled first. Called once, on the run's queue.
+    /// Runs the body, unless the run was cancelled first. Called once, on the run's queue. Either
+    /// way the run lets go of its job's body here: a run that has ended keeps nothing its job
+    /// captured.
     func runBody() {
-        guard let notice = withLock({ $0.start() }) else { return }
+        guard case .run(let entry, let notice) = withLock({ $0.start() }) else { return }
         notice?.send()
-        withUnsafeMutablePointerToElements { $0.pointee.entry }(self)
+        entry(self)
     }
 }
 
@@ -83,7 +85,7 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
 /// Every transition is decided under the lock and acted on after it: cancel handlers, observers,
 /// tracers, progress and the completion are called with no lock held.
 // Safety: the state machine in `storage` is only touched inside `withLock`, which holds its mutex —
-// except its `entry` and `queue`, which are set when the storage is made and never change.
+// except its `queue`, which is set when the storage is made and never changes.
 struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     typealias Completion = RunCompletion<Value>
 

@@ -8,6 +8,8 @@ import Foundation
 @main
 enum JobKitMain {
     static func main() {
+        // Before anything reads it (the argument parser does): an invalid COLUMNS is reported and dropped.
+        _ = EnvironmentColumns.value
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == TestProbe.commandName {
             TestProbe.run(Array(arguments.dropFirst()))

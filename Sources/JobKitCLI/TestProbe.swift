@@ -19,6 +19,16 @@ import JobKit
 ///     jobkit _probe timeouts N   completes N runs of `.just(1).timeout(.seconds(3600))`, 1,000 at a
 ///                             time, and prints `rss before=KB after=KB`: finished timers must
 ///                             release what they hold at once, not in an hour
+///     jobkit _probe cancelled-delays N   N runs of `.just(1).delay(.seconds(3600))`, each cancelled from
+///                             another thread as soon as its timer is armed (`schedule` returned), 1,000
+///                             at a time; prints `rss before=KB after=KB`: a cancelled timer must
+///                             release what it holds at once
+///     jobkit _probe cancelled-timeouts N   the same for `.timeout(.seconds(3600))` of a job that never
+///                             completes
+///     jobkit _probe cancelled-backoffs N   the same for `.retry(2, backoff: .constant(.seconds(3600)))`
+///                             of a job that fails: cancelled while it waits to retry
+///     jobkit _probe watchdog   prints `watchdog threshold-ms=N` (or `watchdog off`): the threshold that
+///                             JOBKIT_MAIN_WATCHDOG set, read as every handler on the main queue reads it
 ///     jobkit _probe twice N   N runs whose bodies complete twice, no diagnostics handler: prints
 ///                             `misuses count=N`; standard error must carry one line, not N
 enum TestProbe {
@@ -31,21 +41,27 @@ enum TestProbe {
         if arguments.first == "timeouts" {
             let total = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
             let results = DispatchQueue(label: "probe")
-            func runBatch(_ count: Int) {
-                let group = DispatchGroup()
-                for _ in 0..<count {
-                    group.enter()
-                    Job<Int>.just(1).timeout(.seconds(3600)).perform(resultQueue: results) { _ in group.leave() }
-                }
-                group.wait()
+            measureResidentGrowth(runs: total) { done in
+                Job<Int>.just(1).timeout(.seconds(3600)).perform(resultQueue: results) { _ in done() }
             }
-            runBatch(1_000)  // warm up: the thread pool, the allocator, the code
-            let before = residentKilobytes()
-            for _ in 0..<(total / 1_000) { runBatch(1_000) }
-            // Let GCD finish releasing the last cancelled timers.
-            DispatchQueue.global().sync(flags: .barrier) {}
-            usleep(200_000)
-            print("rss before=\(before) after=\(residentKilobytes())")
+        }
+        if let mode = arguments.first, let job = cancelledTimerJobs[mode] {
+            let total = arguments.dropFirst().first.flatMap(Int.init) ?? 150_000
+            let results = DispatchQueue(label: "probe")
+            measureResidentGrowth(runs: total) { done in
+                let canceller = CancelWhenSignalled()
+                // Another thread cancels the run as soon as its timer is armed.
+                let scheduler = ArmedSignallingScheduler { DispatchQueue.global().async { canceller.signal() } }
+                canceller.keep(job(scheduler).perform(resultQueue: results) { _ in done() })
+            }
+        }
+
+        if arguments.first == "watchdog" {
+            if let threshold = MainQueueWatchdog.threshold {
+                print("watchdog threshold-ms=\(Int(threshold / .milliseconds(1)))")
+            } else {
+                print("watchdog off")
+            }
             exit(0)
         }
 
@@ -103,6 +119,38 @@ enum TestProbe {
         exit(0)
     }
 
+    /// The jobs of the `cancelled-…` modes, each given the scheduler its timer must be armed on.
+    static let cancelledTimerJobs: [String: @Sendable (ArmedSignallingScheduler) -> Job<Int>] = [
+        "cancelled-delays": { Job<Int>.just(1).delay(.seconds(3600), scheduler: $0) },
+        "cancelled-timeouts": { Job<Int> { _ in }.timeout(.seconds(3600), scheduler: $0) },
+        "cancelled-backoffs": {
+            Job<Int>.failure(ProbeFailure()).retry(2, backoff: .constant(.seconds(3600)), scheduler: $0)
+        },
+    ]
+
+    /// Performs `runs` runs through `start` (which calls `done` once per run, when it ended), 1,000 at
+    /// a time, and prints `rss before=KB after=KB`: resident memory after a warm-up batch and after
+    /// the rest. Memory a run leaves behind shows as growth; memory released is reused by the next
+    /// batch.
+    static func measureResidentGrowth(runs: Int, start: (_ done: @escaping @Sendable () -> Void) -> Void) -> Never {
+        func runBatch(_ count: Int) {
+            let group = DispatchGroup()
+            for _ in 0..<count {
+                group.enter()
+                start { group.leave() }
+            }
+            group.wait()
+        }
+        runBatch(1_000)  // warm up: the thread pool, the allocator, the code
+        let before = residentKilobytes()
+        for _ in 0..<(runs / 1_000) { runBatch(1_000) }
+        // Let GCD finish releasing the last cancelled timers.
+        DispatchQueue.global().sync(flags: .barrier) {}
+        usleep(200_000)
+        print("rss before=\(before) after=\(residentKilobytes())")
+        exit(0)
+    }
+
     /// The number of threads of this process, from `/proc/self/status` (0 where there is none).
     static func threadCount() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
@@ -132,3 +180,49 @@ final class Peak: Sendable {
 
     var value: Int { current.withLock { $0 } }
 }
+
+/// A `JobScheduler` that forwards to `.dispatch` and calls `armed` once each `schedule` has returned.
+struct ArmedSignallingScheduler: JobScheduler {
+    let armed: @Sendable () -> Void
+
+    var now: Duration { DispatchScheduler.dispatch.now }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
+        let scheduled = DispatchScheduler.dispatch.schedule(after: delay, action)
+        armed()
+        return scheduled
+    }
+}
+
+/// Cancels a run once signalled, whether its handle or the signal comes first; keeps the handle, as
+/// a harness would. (The scheduler that signals is captured by the run's job: a run that kept its
+/// job's body after it ended would keep itself alive through this handle.)
+final class CancelWhenSignalled: Sendable {
+    private struct State {
+        var handle: JobHandle?
+        var isSignalled = false
+    }
+
+    private let state = LockedBox.make(State())
+
+    /// Keeps the run's handle; cancels the run now if the signal came first.
+    func keep(_ handle: JobHandle) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.handle = handle
+            return state.isSignalled
+        }
+        if cancelNow { handle.cancel() }
+    }
+
+    /// Cancels the run, or has `keep` cancel it.
+    func signal() {
+        let handle = state.withLock { state -> JobHandle? in
+            state.isSignalled = true
+            return state.handle
+        }
+        handle?.cancel()
+    }
+}
+
+/// The failure of the `cancelled-backoffs` probe's job.
+struct ProbeFailure: Error {}

@@ -62,7 +62,7 @@ final class TransferDisplay: @unchecked Sendable {
             environment: ProcessInfo.processInfo.environment)
         return TransferDisplay(
             mode: mode, write: { StandardOutput.write($0) },
-            width: { StandardOutput.columns ?? ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init) ?? 80 },
+            width: { StandardOutput.columns ?? EnvironmentColumns.value ?? 80 },
             height: { StandardOutput.lines })
     }
 

@@ -7,8 +7,9 @@ struct ProcessOutput {
     var stderr: String
 }
 
-/// Runs an executable product built beside the test bundle and collects its output.
-func runProduct(_ name: String, arguments: [String]) throws -> ProcessOutput {
+/// Runs an executable product built beside the test bundle and collects its output; `environment`
+/// is set on top of this process's environment.
+func runProduct(_ name: String, arguments: [String], environment: [String: String] = [:]) throws -> ProcessOutput {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -21,6 +22,9 @@ func runProduct(_ name: String, arguments: [String]) throws -> ProcessOutput {
     let process = Process()
     process.executableURL = directory.appendingPathComponent(name)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)
     try process.run()

@@ -83,6 +83,47 @@ import Testing
         #expect(released.current == 3)
     }
 
+    /// Something a job's body captured, watched through a weak reference.
+    private final class Captured: Sendable {}
+
+    /// A run lets go of its job's body once the body has started, and a run cancelled before it
+    /// started does so when it reaches its start: a handle kept by something the body captured (a
+    /// scheduler that cancels the run, say) makes no cycle that outlives the run.
+    @Test func anEndedRunKeepsNothingItsJobsBodyCaptured() async throws {
+        let serial = DispatchQueue(label: "jobkit.tests.serial")
+        let inactive = DispatchQueue(label: "jobkit.tests.inactive", attributes: .initiallyInactive)
+        weak var capturedByRan: Captured?
+        weak var capturedBySkipped: Captured?
+        var handles: [JobHandle] = []
+        do {
+            let captured = Captured()
+            capturedByRan = captured
+            let (handle, outcome) = Job<Void> { controller in
+                withExtendedLifetime(captured) {}
+                controller.finish()
+            }.started(on: serial)
+            handles.append(handle)
+            _ = try await outcome.result.get()
+        }
+        do {
+            let captured = Captured()
+            capturedBySkipped = captured
+            let (handle, outcome) = Job<Void> { controller in
+                withExtendedLifetime(captured) {}
+                controller.finish()
+            }.started(on: inactive)
+            handles.append(handle)
+            handle.cancel()
+            #expect(isCancelled(await outcome.result))
+        }
+        inactive.activate()
+        serial.sync {}  // the body has returned
+        inactive.sync {}  // the cancelled run reached its start
+        #expect(capturedByRan == nil, "a finished run keeps its job's body")
+        #expect(capturedBySkipped == nil, "a run cancelled before it started keeps its job's body")
+        #expect(handles.map(\.state) == [.finished, .cancelled])
+    }
+
     /// Eight threads take one lock a million times in all: no increment may be lost.
     @Test func theLockKeepsTheStateExactUnderContention() async {
         let threads = 8
