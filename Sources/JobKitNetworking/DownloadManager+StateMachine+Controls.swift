@@ -97,6 +97,7 @@ extension DownloadManagerStateMachine {
         }
         var actions = Actions()
         claimStarts(now: now, into: &actions)
+        actions.merge(checkDrain(now: now))
         return actions
     }
 

@@ -555,10 +555,12 @@ struct DownloadManagerStateMachine<Handle> {
         return queues[best.host]!.popFirst()!.id
     }
 
-    /// Sends `allFinished` and resumes the waiters when nothing is active any more.
+    /// Sends `allFinished` and resumes the waiters when nothing is active any more — and no file of
+    /// an item is being unlinked or held by a stopped run: a waiter that then closes the manager (or
+    /// exits) leaves no `.part` behind. `cleaned` checks again.
     mutating func checkDrain(now: UInt64) -> Actions {
         var actions = Actions()
-        guard activeCount == 0, hasActivity, !isClosed else { return actions }
+        guard activeCount == 0, cleaning.isEmpty, hasActivity, !isClosed else { return actions }
         hasActivity = false
         let summary = summary(now: now)
         actions.wake(outbox.note(.allFinished(summary)))

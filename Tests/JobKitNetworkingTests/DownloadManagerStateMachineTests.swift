@@ -288,10 +288,13 @@ import Testing
         #expect(machine.undeliveredEventCount == 0, "a completed item cannot be suspended")
     }
 
-    @Test func suspendingTheLastActiveItemDrainsTheQueue() throws {
+    @Test func suspendingTheLastActiveItemDrainsTheQueueOnceItsRunHasEnded() throws {
         var machine = machine()
-        let (ids, _) = try add([request("a")], to: &machine)
+        let (ids, actions) = try add([request("a")], to: &machine)
         _ = try machine.suspend(ids[0], now: 1)
+        #expect(machine.undeliveredEventCount == 3, "no notice while the stopped run may still hold its .part")
+        let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 1)
+        _ = machine.cleaned(ended.cleaning, now: 1)
         let delivery = machine.beginDelivery(.now, now: 2)
         let update = try #require(delivery)
         #expect(update.events.count == 4, "pending, running, suspended, allFinished")
@@ -300,6 +303,28 @@ import Testing
         } else {
             Issue.record("no notice")
         }
+    }
+
+    @Test func theQueueDrainsOnlyOnceTheUnlinksItDecidedAreDone() throws {
+        // A waiter resumed by the drain may close the manager or exit the process: the `.part` of a
+        // failed checksum, unlinked after the lock by another thread, must be gone by then.
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        let mismatch = DownloadManager.Failure(kind: .checksumMismatch, message: "mismatch")
+        let failed = machine.runEnded(ids[0], token: actions.starts[0].token, .failed(mismatch), now: 1)
+        #expect(failed.unlinks == ["a.part", "a.part.meta"])
+        _ = machine.finishing(ids[1], token: actions.starts[1].token, size: 0)
+        _ = machine.runEnded(ids[1], token: actions.starts[1].token, .completed, now: 2)
+        let before = machine.undeliveredEventCount
+        _ = machine.cleaned(failed.cleaning, now: 3)
+        #expect(machine.undeliveredEventCount == before + 1, "the notice comes once the unlinks are done")
+        let delivery = machine.beginDelivery(.now, now: 4)
+        let events = try #require(delivery).events
+        guard case .allFinished(let summary) = events.last else {
+            Issue.record("no notice: \(events)")
+            return
+        }
+        #expect(summary.failed.map(\.id) == [ids[0]] && summary.completed.map(\.id) == [ids[1]])
     }
 
     @Test func progressIsCoalescedAndStateChangesAreNeverDropped() throws {
