@@ -61,15 +61,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // `jobkit` is a dependency so that it is built for the end-to-end tests that launch it — also as
-        // `jobkit _probe …`, the hidden test subject of the watchdog, thread-count and timer-memory tests.
-        // `JobKitServer` too, for the tests of `jobkit publish` that script the server's faults in process.
-        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitCLI", "JobKitServer"]),
-        .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer"]),
-        // `jobkit` is built for the tests that `kill -9` a download manager (`jobkit _probe download-manager`).
+        // What the test targets share: one process harness, `eventually`, scratch folders, the scripted
+        // HTTP server. The processes the tests measure and kill are snippets (Snippets/): SwiftPM makes an
+        // executable product of every executable target of a root package, and snippets are none.
+        .target(name: "JobKitTestSupport", dependencies: ["JobKit"], path: "Tests/JobKitTestSupport"),
+        .testTarget(name: "JobKitTests", dependencies: ["JobKit", "JobKitTesting", "JobKitTestSupport"]),
+        .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer", "JobKitTestSupport"]),
         .testTarget(
             name: "JobKitNetworkingTests",
-            dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitCLI"]),
+            dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport"]),
+        .testTarget(
+            name: "JobKitCLITests",
+            dependencies: ["JobKitCLI", "JobKitNetworking", "JobKitServer", "JobKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,18 +2,13 @@ import ArgumentParser
 import Dispatch
 import Foundation
 
-/// The `jobkit` process: `jobkit _probe …` (JobKitTests' process-level test subject, never shown in help)
-/// runs synchronously on the main thread before anything else; every other command line goes to
-/// `JobKitCommand`, in a task, while the main queue is serviced by `dispatchMain()`.
+/// The `jobkit` process: the command line goes to `JobKitCommand`, in a task, while the main queue is
+/// serviced by `dispatchMain()`.
 @main
 enum JobKitMain {
     static func main() {
         // Before anything reads it (the argument parser does): an invalid COLUMNS is reported and dropped.
         _ = EnvironmentColumns.value
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == TestProbe.commandName {
-            TestProbe.run(Array(arguments.dropFirst()))
-        }
         Task {
             await JobKitCommand.main()
             exit(0)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -197,9 +198,10 @@ struct RestoreServer {
             server.server.stop()
         }
         let folder = try scratchFolder()
-        let child = try ProbeProcess(
-            ["download-manager", folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString })
-        defer { child.kill() }
+        let child = try LaunchedProcess(
+            [folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString },
+            product: "DownloadManagerProbe")
+        defer { child.send(SIGKILL) }
         await eventually("the quick ones completed and the stalled ones have bytes") {
             Self.quick.allSatisfy { child.output.contains("completed \($0)") }
                 && Self.stalled.allSatisfy {
@@ -207,9 +209,9 @@ struct RestoreServer {
                 }
         }
 
-        child.kill()  // SIGKILL: no handler, no flush, no unlock but the kernel's
+        child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
-        #expect(child.waitForExit() == SIGKILL)
+        #expect(child.wait() == SIGKILL)
         let journal = try String(
             contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
         #expect(journal.components(separatedBy: "\"op\":\"done\"").count - 1 == 3, "\(journal)")
@@ -236,14 +238,14 @@ struct RestoreServer {
         }
         defer { server.stop() }
         let folder = try scratchFolder()
-        let arguments = ["download-manager", folder.path] + names.map { server.url($0).absoluteString }
+        let arguments = [folder.path] + names.map { server.url($0).absoluteString }
         var finished: Set<String> = []
         for round in 0..<3 {
             let before = server.requests.count
-            let child = try ProbeProcess(arguments)
+            let child = try LaunchedProcess(arguments, product: "DownloadManagerProbe")
             try await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
-            child.kill()
-            _ = child.waitForExit()
+            child.send(SIGKILL)
+            _ = child.wait()
             let fetched = Set(server.requests.dropFirst(before).map { String($0.path.dropFirst()) })
             #expect(fetched.isDisjoint(with: finished), "round \(round) fetched finished files again")
             for line in child.output.split(separator: "\n") where line.hasPrefix("completed ") {
@@ -275,9 +277,9 @@ struct RestoreServer {
         _ = await manager.waitUntilFinished()
         let journal = try Data(contentsOf: manager.journalURL)
 
-        let child = try ProbeProcess(["download-manager", folder.path, "http://127.0.0.1:1/other.bin"])
+        let child = try LaunchedProcess([folder.path, "http://127.0.0.1:1/other.bin"], product: "DownloadManagerProbe")
 
-        #expect(child.waitForExit() == 3)
+        #expect(child.wait() == 3)
         #expect(child.output.contains("in use by another download manager"), "\(child.output)")
         #expect(try Data(contentsOf: manager.journalURL) == journal)
     }
@@ -340,51 +342,4 @@ struct RestoreServer {
             #expect(item.progress.received == 120_000, "a restored .part's bytes count from the start")
         }
     }
-}
-
-/// `jobkit _probe …` (or, with `probe: false`, any `jobkit` command) running in the background, its
-/// standard output and error collected together.
-final class ProbeProcess: Sendable {
-    private let process: UncheckedProcess
-    private let outputFile: URL
-
-    init(_ arguments: [String], probe: Bool = true) throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("jobkit")
-        let scratch = try scratchFolder()
-        outputFile = scratch.appendingPathComponent("stdout")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = (probe ? ["_probe"] : []) + arguments
-        let output = try FileHandle(forWritingTo: outputFile)
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        self.process = UncheckedProcess(process: process)
-    }
-
-    /// What it printed so far.
-    var output: String { (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "" }
-
-    /// Sends SIGKILL (if it still runs).
-    func kill() {
-        if process.process.isRunning { sendKill(process.process.processIdentifier) }
-    }
-
-    /// Waits for the end; the exit status, or the signal that ended it.
-    func waitForExit() -> Int32 {
-        process.process.waitUntilExit()
-        return process.process.terminationStatus
-    }
-}
-
-/// SIGKILL to `pid`.
-private func sendKill(_ pid: Int32) {
-    _ = kill(pid, SIGKILL)
-}
-
-// Safety: Process is used from one test at a time, through its thread-safe calls.
-struct UncheckedProcess: @unchecked Sendable {
-    let process: Process
 }

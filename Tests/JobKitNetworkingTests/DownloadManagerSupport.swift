@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -79,20 +80,6 @@ final class UpdateLog: Sendable {
     }
 }
 
-/// Polls `condition` every 5 ms for up to 20 s.
-func eventually(
-    _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @Sendable () -> Bool
-) async {
-    let deadline = Date().addingTimeInterval(20)
-    while !condition() {
-        guard Date() < deadline else {
-            Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
-            return
-        }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-}
-
 /// A configuration for tests: a private result queue, fast progress, no retry wait.
 func testConfiguration(
     _ log: UpdateLog, maxConcurrent: Int = 4, maxPerHost: Int? = nil, retry: DownloadManager.RetryPolicy = .none
@@ -101,13 +88,6 @@ func testConfiguration(
         maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, resultQueue: log.queue,
         progressInterval: .milliseconds(20))
 }
-
-/// The size of the file at `url`, or nil.
-func fileSize(_ url: URL) -> Int? {
-    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
-}
-
-func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
 
 extension DownloadManager.State {
     var isFailed: Bool {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobKit
 import JobKitServer
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking

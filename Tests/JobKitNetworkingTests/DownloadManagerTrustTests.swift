@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking

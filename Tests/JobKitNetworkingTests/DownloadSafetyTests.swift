@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import JobKit
 import JobKitNetworking
+import JobKitTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -24,18 +25,6 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
     }
 
     var testDescription: String { rawValue }
-}
-
-/// A fresh folder for one test.
-func scratchFolder() throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-net-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder
-}
-
-/// Deterministic bytes, different for each `seed`.
-func pattern(_ count: Int, seed: Int = 1) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &* 101) })
 }
 
 /// The result of awaiting `job`.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import JobKit
 import JobKitNetworking
+import JobKitTestSupport
 import Testing
 
 /// What either transport does with a server that refuses, redirects, fails, stalls or floods.

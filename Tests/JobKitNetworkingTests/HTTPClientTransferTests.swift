@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Dispatch
 import Foundation
 import JobKit
+import JobKitTestSupport
 import NIOCore
 import NIOPosix
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import JobKit
 import JobKitNetworking
+import JobKitTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -2,6 +2,7 @@ import Foundation
 import JobKit
 import JobKitNetworking
 import JobKitServer
+import JobKitTestSupport
 import JobKitTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKit
@@ -179,7 +180,7 @@ import Testing
 
     /// Counted in a child process of its own: other tests running at once would disturb the count.
     @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() throws {
-        let output = try runProduct("jobkit", arguments: ["_probe", "threads"])
+        let output = try runProduct("JobKitProbe", arguments: ["threads"])
         let fields = keyValues(output.stdout)
         guard let before = fields["before"], let peak = fields["peak"], let cores = fields["cores"], before > 0 else {
             Issue.record("no thread count: \(output.stdout) \(output.stderr)")

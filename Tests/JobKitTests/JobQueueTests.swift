@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKit

@@ -1,4 +1,5 @@
 import Dispatch
+import JobKitTestSupport
 import JobKitTesting
 import Testing
 

@@ -1,11 +1,12 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKit
 
 @Suite struct MainQueueWatchdogTests {
     @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() throws {
-        let output = try runProduct("jobkit", arguments: ["_probe", "200", "1200", "block"])
+        let output = try runProduct("JobKitProbe", arguments: ["200", "1200", "block"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("probe done"))
         #expect(!output.stdout.contains("handler ran"), "nothing services the main queue")
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() throws {
-        let output = try runProduct("jobkit", arguments: ["_probe", "200", "1200", "serve"])
+        let output = try runProduct("JobKitProbe", arguments: ["200", "1200", "serve"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("handler ran"))
         #expect(!output.stderr.contains("JobKit warning"))
@@ -27,9 +28,9 @@ import Testing
     /// goes on with the default threshold.
     @Test(arguments: ["inf", "nan", "1e30", "-1", "garbage"])
     func aHostileThresholdInTheEnvironmentIsIgnoredWithOneWarning(value: String) throws {
-        let unset = try runProduct("jobkit", arguments: ["_probe", "watchdog"])
+        let unset = try runProduct("JobKitProbe", arguments: ["watchdog"])
         let output = try runProduct(
-            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": value])
+            "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": value])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout == unset.stdout)
         #expect(
@@ -40,11 +41,11 @@ import Testing
 
     @Test func aThresholdInTheEnvironmentSetsTheStartingValue() throws {
         let half = try runProduct(
-            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "0.5"])
+            "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "0.5"])
         #expect(half.stdout == "watchdog threshold-ms=500\n")
         #expect(half.stderr.isEmpty)
         let off = try runProduct(
-            "jobkit", arguments: ["_probe", "watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "off"])
+            "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "off"])
         #expect(off.stdout == "watchdog off\n")
         #expect(off.stderr.isEmpty)
     }
@@ -85,10 +86,10 @@ import Testing
         try expectResidentGrowthBounded(probe: "cancelled-backoffs", runs: 150_000)
     }
 
-    /// Runs `jobkit _probe PROBE RUNS` and expects its resident memory to grow by less than 16 MB (64
+    /// Runs `JobKitProbe PROBE RUNS` and expects its resident memory to grow by less than 16 MB (64
     /// MB under the thread sanitizer, whose shadow memory counts too).
     private func expectResidentGrowthBounded(probe: String, runs: Int) throws {
-        let output = try runProduct("jobkit", arguments: ["_probe", probe, String(runs)])
+        let output = try runProduct("JobKitProbe", arguments: [probe, String(runs)])
         let fields = keyValues(output.stdout)
         guard let before = fields["before"], let after = fields["after"], before > 0 else {
             Issue.record("no measurement: \(output.stdout) \(output.stderr)")
@@ -112,7 +113,7 @@ func keyValues(_ text: String) -> [String: Int] {
 @Suite struct JobDiagnosticsTests {
     /// With no handler installed, a misuse repeated a thousand times prints one line.
     @Test func repeatedMisuseIsPrintedOncePerProcessAndCounted() throws {
-        let output = try runProduct("jobkit", arguments: ["_probe", "twice", "1000"])
+        let output = try runProduct("JobKitProbe", arguments: ["twice", "1000"])
         #expect(keyValues(output.stdout)["count"] == 1_000)
         let lines = output.stderr.split(separator: "\n").filter { $0.contains("completed twice") }
         #expect(lines.count == 1, "\(output.stderr.prefix(500))")

@@ -1,5 +1,6 @@
 import Foundation
 import JobKitNetworking
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitCLI

@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 /// `jobkit download`, run as a user runs it, against a launched `jobkit serve` that logs every request.

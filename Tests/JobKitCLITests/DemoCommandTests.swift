@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 /// `jobkit demo`, run end to end as a user runs it.

@@ -1,3 +1,4 @@
+import JobKitTestSupport
 import Testing
 
 /// What a terminal shows after text is written to it: a minimal emulator of the escapes the live displays use

@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitCLI

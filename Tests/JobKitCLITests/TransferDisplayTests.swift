@@ -1,3 +1,4 @@
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitCLI

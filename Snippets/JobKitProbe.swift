@@ -1,3 +1,5 @@
+// The process the tests measure and kill: `JobKitProbe MODE …`, built beside the tests (a snippet, so
+// it is no product of the package and never part of the shipped `jobkit`). See `TestProbe` below.
 import Dispatch
 import Foundation
 import JobKit
@@ -8,36 +10,33 @@ import JobKit
     import Darwin
 #endif
 
-/// `jobkit _probe …`: the subject of JobKitTests' process-level tests, hidden from `--help` and
-/// dispatched before the command line is parsed, so that it runs as plain synchronous code on the main
-/// thread (nothing services the main queue unless a mode calls `dispatchMain()`).
+TestProbe.run(Array(CommandLine.arguments.dropFirst()))
+
+/// `JobKitProbe …`: the subject of the process-level tests; it runs as plain synchronous code on the
+/// main thread (nothing services the main queue unless a mode calls `dispatchMain()`).
 ///
-///     jobkit _probe THRESHOLD_MS RUN_MS block   never services the main queue: the watchdog must warn
-///     jobkit _probe THRESHOLD_MS RUN_MS serve   services it with dispatchMain(): it must stay quiet
-///     jobkit _probe threads   runs 600 jobs, 8 at once, and prints `threads before=N peak=M cores=C`:
+///     JobKitProbe THRESHOLD_MS RUN_MS block   never services the main queue: the watchdog must warn
+///     JobKitProbe THRESHOLD_MS RUN_MS serve   services it with dispatchMain(): it must stay quiet
+///     JobKitProbe threads   runs 600 jobs, 8 at once, and prints `threads before=N peak=M cores=C`:
 ///                             a thread count measured alone, undisturbed by other tests
-///     jobkit _probe timeouts N   completes N runs of `.just(1).timeout(.seconds(3600))`, 1,000 at a
+///     JobKitProbe timeouts N   completes N runs of `.just(1).timeout(.seconds(3600))`, 1,000 at a
 ///                             time, and prints `rss before=KB after=KB`: finished timers must
 ///                             release what they hold at once, not in an hour
-///     jobkit _probe cancelled-delays N   N runs of `.just(1).delay(.seconds(3600))`, each cancelled from
+///     JobKitProbe cancelled-delays N   N runs of `.just(1).delay(.seconds(3600))`, each cancelled from
 ///                             another thread as soon as its timer is armed (`schedule` returned), 1,000
 ///                             at a time; prints `rss before=KB after=KB`: a cancelled timer must
 ///                             release what it holds at once
-///     jobkit _probe cancelled-timeouts N   the same for `.timeout(.seconds(3600))` of a job that never
+///     JobKitProbe cancelled-timeouts N   the same for `.timeout(.seconds(3600))` of a job that never
 ///                             completes
-///     jobkit _probe cancelled-backoffs N   the same for `.retry(2, backoff: .constant(.seconds(3600)))`
+///     JobKitProbe cancelled-backoffs N   the same for `.retry(2, backoff: .constant(.seconds(3600)))`
 ///                             of a job that fails: cancelled while it waits to retry
-///     jobkit _probe watchdog   prints `watchdog threshold-ms=N` (or `watchdog off`): the threshold that
+///     JobKitProbe watchdog   prints `watchdog threshold-ms=N` (or `watchdog off`): the threshold that
 ///                             JOBKIT_MAIN_WATCHDOG set, read as every handler on the main queue reads it
-///     jobkit _probe twice N   N runs whose bodies complete twice, no diagnostics handler: prints
+///     JobKitProbe twice N   N runs whose bodies complete twice, no diagnostics handler: prints
 ///                             `misuses count=N`; standard error must carry one line, not N
 enum TestProbe {
-    /// The first argument that selects the probe.
-    static let commandName = "_probe"
-
     /// Runs the probe mode `arguments` names, then exits the process.
     static func run(_ arguments: [String]) -> Never {
-        if arguments.first == ProbeDownloadManager.mode { ProbeDownloadManager.run(Array(arguments.dropFirst())) }
         if arguments.first == "timeouts" {
             let total = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
             let results = DispatchQueue(label: "probe")
@@ -172,9 +171,9 @@ enum TestProbe {
 
 /// The highest count recorded.
 final class Peak: Sendable {
-    private let current: LockedBox<Int>
+    private let current: ProbeLock<Int>
 
-    init(_ value: Int) { current = LockedBox.make(value) }
+    init(_ value: Int) { current = ProbeLock(value) }
 
     func record(_ value: Int) { current.withLock { $0 = max($0, value) } }
 
@@ -203,7 +202,7 @@ final class CancelWhenSignalled: Sendable {
         var isSignalled = false
     }
 
-    private let state = LockedBox.make(State())
+    private let state = ProbeLock(State())
 
     /// Keeps the run's handle; cancels the run now if the signal came first.
     func keep(_ handle: JobHandle) {
@@ -226,3 +225,18 @@ final class CancelWhenSignalled: Sendable {
 
 /// The failure of the `cancelled-backoffs` probe's job.
 struct ProbeFailure: Error {}
+
+/// A value behind a lock (JobKit's own lock is package-visible, and a snippet sees only the public API).
+// Safety: `value` is only touched under `lock`.
+final class ProbeLock<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -14,8 +15,8 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct DownloadCommandTrustTests {
     /// Runs `jobkit download ARGUMENTS` to its end: the exit status and what it printed.
     private func download(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = try ProbeProcess(["download"] + arguments, probe: false)
-        let status = process.waitForExit()
+        let process = try LaunchedProcess(["download"] + arguments)
+        let status = process.wait()
         return (status, process.output)
     }
 
@@ -75,13 +76,13 @@ import Testing
             server.stop()
         }
         let folder = try scratchFolder()
-        let process = try ProbeProcess(
-            ["download", "-o", folder.path, server.url("holiday.mov").absoluteString], probe: false)
+        let process = try LaunchedProcess(
+            ["download", "-o", folder.path, server.url("holiday.mov").absoluteString])
         await eventually("a third arrived") { fileSize(folder.appendingPathComponent("holiday.mov.part")) == 100_000 }
         try Data("mine\n".utf8).write(to: folder.appendingPathComponent("holiday.mov"))
         gate.open()
 
-        #expect(process.waitForExit() == 1, "\(process.output)")
+        #expect(process.wait() == 1, "\(process.output)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("holiday.mov")) == Data("mine\n".utf8))
         #expect(process.output.contains("appeared while the download ran); it is left as it is"), "\(process.output)")
     }

@@ -11,18 +11,18 @@ import JobKit
 /// dropped connections, 416s, odd `Retry-After`s. Connections are accepted by a dispatch source
 /// (no thread waits in `accept`) and served one after the other on the server's queue (an answer
 /// held by a `Gate` holds no thread); every answer closes its connection.
-final class ScriptedServer: Sendable {
+package final class ScriptedServer: Sendable {
     /// A request as received; header names in lower case. The body is counted, and kept up to 1 MiB.
-    struct Request: Sendable {
-        var method: String
-        var path: String
-        var headers: [String: String]
-        var bodyLength: Int
-        var body: Data
+    package struct Request: Sendable {
+        package var method: String
+        package var path: String
+        package var headers: [String: String]
+        package var bodyLength: Int
+        package var body: Data
     }
 
     /// How to answer.
-    enum Reply: Sendable {
+    package enum Reply: Sendable {
         /// A complete response (`Content-Length` is added unless `headers` has one).
         case respond(Int, headers: [String: String] = [:], body: Data = Data())
         /// Announces `body.count` bytes, sends only the first `sent`, then closes the connection.
@@ -35,14 +35,14 @@ final class ScriptedServer: Sendable {
         indirect case waiting(for: Gate, then: Reply)
     }
 
-    let port: Int
+    package let port: Int
     private let listener: Int32
     private let acceptor: UncheckedSource
     private let log = LockedBox<[Request]>.make([])
     private let handler: @Sendable (Request, Int) -> Reply
 
     /// Starts listening; `handler` answers the n-th request (from 0).
-    init(_ handler: @escaping @Sendable (_ request: Request, _ index: Int) -> Reply) throws {
+    package init(_ handler: @escaping @Sendable (_ request: Request, _ index: Int) -> Reply) throws {
         self.handler = handler
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -78,12 +78,12 @@ final class ScriptedServer: Sendable {
     private let serving = DispatchQueue(label: "ScriptedServer.serve")
 
     /// The requests received so far, in order.
-    var requests: [Request] { log.withLock { $0 } }
+    package var requests: [Request] { log.withLock { $0 } }
 
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+    package func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
 
     /// Stops accepting connections.
-    func stop() {
+    package func stop() {
         acceptor.source.cancel()
     }
 
@@ -205,11 +205,13 @@ final class ScriptedServer: Sendable {
 }
 
 /// Opens once; what waits for it runs then (on a global queue), without holding a thread meanwhile.
-final class Gate: Sendable {
+package final class Gate: Sendable {
+    package init() {}
+
     private let state = LockedBox<(isOpen: Bool, waiting: [@Sendable () -> Void])>.make((false, []))
 
     /// Runs `action` once the gate is open (at once if it is).
-    func whenOpen(_ action: @escaping @Sendable () -> Void) {
+    package func whenOpen(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             if state.isOpen { return true }
             state.waiting.append(action)
@@ -218,7 +220,7 @@ final class Gate: Sendable {
         if runNow { DispatchQueue.global().async(execute: action) }
     }
 
-    func open() {
+    package func open() {
         let waiting = state.withLock { state -> [@Sendable () -> Void] in
             state.isOpen = true
             defer { state.waiting = [] }
@@ -236,7 +238,7 @@ struct UncheckedSource: @unchecked Sendable {
 
 extension ScriptedServer.Request {
     /// The first byte a `Range: bytes=N-` asks for, if any.
-    var rangeStart: Int? {
+    package var rangeStart: Int? {
         guard let range = headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
         return Int(range.dropFirst(6).dropLast())
     }

@@ -1,20 +1,21 @@
+// A `DownloadManager` in a process of its own, for the tests that `kill -9` it: built beside the tests
+// (a snippet, so it is no product of the package and never part of the shipped `jobkit`).
 import Dispatch
 import Foundation
 import JobKitNetworking
 
-/// `jobkit _probe download-manager DIRECTORY URL…`: a `DownloadManager` in its own process, for the
+ProbeDownloadManager.run(Array(CommandLine.arguments.dropFirst()))
+
+/// `DownloadManagerProbe DIRECTORY URL…`: a `DownloadManager` in its own process, for the
 /// tests that `kill -9` it mid-run and open the directory again (JobKitNetworkingTests).
 ///
 /// Adds every URL (4 at once), prints `completed NAME` (flushed) as each file completes and
 /// `finished COMPLETED FAILED` when the queue drains, then exits 0. A directory another manager
 /// holds prints the error and exits 3.
 enum ProbeDownloadManager {
-    /// The probe mode's name, after `_probe`.
-    static let mode = "download-manager"
-
     static func run(_ arguments: [String]) -> Never {
         guard let directory = arguments.first else {
-            say("usage: jobkit _probe \(mode) DIRECTORY URL…")
+            say("usage: DownloadManagerProbe DIRECTORY URL…")
             exit(64)
         }
         let results = DispatchQueue(label: "probe.download-manager")

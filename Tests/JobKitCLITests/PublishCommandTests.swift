@@ -1,5 +1,6 @@
 import Foundation
 import JobKitServer
+import JobKitTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,5 @@
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitCLI

@@ -1,3 +1,4 @@
+import JobKitTestSupport
 import Testing
 
 /// The `jobkit` root command, run as a user runs it.
@@ -6,7 +7,9 @@ import Testing
         let output = try runProduct("jobkit", arguments: ["--help"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("demo") && output.stdout.contains("serve"))
-        #expect(!output.stdout.contains("_probe"), "the test probe is hidden")
+        #expect(!output.stdout.contains("_probe"), "no test probe")
+        let probe = try runProduct("jobkit", arguments: ["_probe", "threads"])
+        #expect(probe.status == 64, "the shipped binary has no probe: \(probe.stdout)")
         #expect(!output.stdout.lowercased().contains("seed"))
         let demoHelp = try runProduct("jobkit", arguments: ["demo", "--help"])
         #expect(!demoHelp.stdout.lowercased().contains("seed"))

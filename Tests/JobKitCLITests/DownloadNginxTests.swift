@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 /// `jobkit download` against Debian's nginx — skipped, with the reason printed, where nginx is not installed.

@@ -1,16 +1,28 @@
 import Foundation
 
 /// What a finished child process printed.
-struct ProcessOutput {
-    var status: Int32
-    var stdout: String
-    var stderr: String
+package struct ProcessOutput {
+    package var status: Int32
+    package var stdout: String
+    package var stderr: String
+
+    package init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
 }
 
-/// Runs an executable product built beside the test bundle and collects its output; `environment`
-/// is set on top of this process's environment.
-func runProduct(_ name: String, arguments: [String], environment: [String: String] = [:]) throws -> ProcessOutput {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+/// The folder the test bundle was built in: where `jobkit` and the probe snippets are.
+package var productsFolder: URL {
+    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+}
+
+/// Runs an executable built beside the test bundle (`jobkit`, `JobKitProbe`, `DownloadManagerProbe`)
+/// to its end and collects its output; `environment` is set on top of this process's environment.
+package func runProduct(_ name: String, arguments: [String], environment: [String: String] = [:]) throws
+    -> ProcessOutput
+{
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -20,7 +32,7 @@ func runProduct(_ name: String, arguments: [String], environment: [String: Strin
     _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
-    process.executableURL = directory.appendingPathComponent(name)
+    process.executableURL = productsFolder.appendingPathComponent(name)
     process.arguments = arguments
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
