@@ -45,3 +45,13 @@ package func runProduct(_ name: String, arguments: [String], environment: [Strin
         status: process.terminationStatus, stdout: try String(contentsOf: stdoutURL, encoding: .utf8),
         stderr: try String(contentsOf: stderrURL, encoding: .utf8))
 }
+
+/// The `key=value` fields of a probe's output line.
+package func keyValues(_ text: String) -> [String: Int] {
+    var fields: [String: Int] = [:]
+    for field in text.split(whereSeparator: \.isWhitespace) {
+        let parts = field.split(separator: "=")
+        if parts.count == 2, let value = Int(parts[1]) { fields[String(parts[0])] = value }
+    }
+    return fields
+}

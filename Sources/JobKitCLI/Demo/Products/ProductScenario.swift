@@ -7,31 +7,6 @@ import JobKitNetworking
     import FoundationNetworking
 #endif
 
-/// A product from the catalogue (the result queue scenario).
-struct CatalogProduct: Decodable, Sendable {
-    var id: Int
-    var name: String
-    var price: Double
-}
-
-/// Seed 003's loader: the queue its completion handler runs on is injected, defaulting to main, so
-/// callers can never forget the hop to the main queue — and can opt out of it.
-struct ProductLoader: Sendable {
-    let client: TransferClient
-    let urlResolver: @Sendable (Int) -> URL
-
-    /// Loads a product; `completionHandler` runs once, on `resultQueue`.
-    @discardableResult
-    func loadProduct(
-        withID id: Int, resultQueue: DispatchQueue = .main,
-        completionHandler: @escaping @Sendable (Result<CatalogProduct, any Error>) -> Void
-    ) -> JobHandle {
-        Job<CatalogProduct>.decode(for: URLRequest(url: urlResolver(id)), client: client)
-            .retryingTransientFailures()
-            .perform(resultQueue: resultQueue, then: completionHandler)
-    }
-}
-
 /// Seed 003 in the demo: the same loader delivering on main, then on a queue of the caller's.
 struct ProductScenario: Sendable {
     func run(on backend: DemoBackend) async -> Bool {

@@ -1,0 +1,61 @@
+import Foundation
+import JobKitNetworking
+
+/// The downloads of one run: each entry with its file name and checksum, checked before anything is fetched.
+struct DownloadPlan: Equatable, Sendable {
+    /// One file to fetch.
+    struct Item: Equatable, Sendable {
+        var url: URL
+        var name: String
+        var checksum: String?
+        /// Where it was given, for messages: `URL 2` or `list.txt:7`.
+        var origin: String
+    }
+
+    var items: [Item]
+
+    /// A usage error found in the plan: its message names where (`URL 2`, `list.txt:7`).
+    struct Problem: Error, LocalizedError, Equatable {
+        var message: String
+        var errorDescription: String? { message }
+    }
+
+    /// The plan of `urls` (from the command line) and `entries` (from the input file `source`).
+    ///
+    /// - Parameter checksumProblem: why a `checksum=` text cannot be used, or nil when it can.
+    /// - Throws: `Problem` for a URL that is not http(s), a checksum that cannot be read, or two downloads
+    ///   that would save to the same name.
+    static func make(
+        urls: [String], entries: [DownloadInputFile.Entry], source: String?,
+        checksumProblem: (String) -> String?
+    ) throws(Problem) -> DownloadPlan {
+        var items: [Item] = []
+        for (index, text) in urls.enumerated() {
+            guard let url = DownloadInputFile.httpURL(text) else {
+                throw Problem(message: "URL \(index + 1): not an http:// or https:// URL: '\(text.prefix(80))'")
+            }
+            items.append(Item(url: url, name: DownloadNaming.name(for: url), checksum: nil, origin: "URL \(index + 1)"))
+        }
+        for entry in entries {
+            let origin = "\(source ?? "input"):\(entry.line)"
+            if let checksum = entry.checksum, let problem = checksumProblem(checksum) {
+                throw Problem(message: "\(origin): \(problem)")
+            }
+            items.append(
+                Item(
+                    url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
+                    origin: origin))
+        }
+        var firstByName: [String: Item] = [:]
+        for item in items {
+            if let first = firstByName[item.name] {
+                throw Problem(
+                    message:
+                        "\(first.origin) and \(item.origin) both save to '\(item.name)': give one of them out=NAME "
+                        + "in an input file")
+            }
+            firstByName[item.name] = item
+        }
+        return DownloadPlan(items: items)
+    }
+}
