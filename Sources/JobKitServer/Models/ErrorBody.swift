@@ -1,0 +1,7 @@
+import Foundation
+import Hummingbird
+
+/// An error body: `{"error": "..."}`.
+struct ErrorBody: ResponseEncodable {
+    var error: String
+}
