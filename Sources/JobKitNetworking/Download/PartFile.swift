@@ -9,32 +9,6 @@ import JobKit
     import Musl
 #endif
 
-/// What is kept beside a `.part` to prove that a later resume continues the same resource.
-struct PartMetadata: Codable, Equatable {
-    var url: String
-    var etag: String?
-    var lastModified: String?
-    /// The full length of the resource, when the server said.
-    var total: Int64?
-
-    /// The validator for `If-Range`: the ETag when there is a strong one, else Last-Modified.
-    var validator: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
-        return lastModified
-    }
-}
-
-/// The destinations of the downloads running in this process: a second download to the same file
-/// fails at once. Keyed by path, released when a download ends. (An `flock` on the `.part` guards
-/// against other processes.)
-enum ActiveDestinations {
-    private static let paths = LockedBox<Set<String>>.make([])
-
-    static func claim(_ path: String) -> Bool { paths.withLock { $0.insert(path).inserted } }
-
-    static func release(_ path: String) { _ = paths.withLock { $0.remove(path) } }
-}
-
 /// The open, locked `.part` of one download, and its sidecar metadata.
 ///
 /// Every file operation goes through the destination folder's `DirectoryHandle`: relative to its
@@ -65,7 +39,7 @@ final class PartFile: Sendable {
     ///   - replacing: the finalize rename may replace a file under `name`.
     static func open(
         _ name: String, in folder: DirectoryHandle, replacing: Bool = false,
-        patience: UInt64 = JournalFile.lockPatience
+        patience: UInt64 = SystemCall.lockPatience
     ) throws(DownloadError) -> PartFile {
         let destination = folder.path(of: name)
         guard DirectoryHandle.isEntryName(name) else {
@@ -90,22 +64,17 @@ final class PartFile: Sendable {
         }
         // Another process holds it, or a child being started (by this process, a moment after an
         // earlier download of it was cancelled) shares its descriptor until it runs its program:
-        // tried again for `patience` (a quarter second), as the manager's journal is.
-        let deadline = DispatchTime.now().uptimeNanoseconds + patience
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK || code == EINTR, DispatchTime.now().uptimeNanoseconds < deadline else {
-                _ = posixClose(descriptor)
-                ActiveDestinations.release(destination)
-                throw DownloadError(kind: .destinationBusy, path: destination)
-            }
-            usleep(5_000)
+        // tried again for `patience`, as the manager's journal is.
+        if SystemCall.lockExclusively(descriptor, until: DispatchTime.now().uptimeNanoseconds + patience) != nil {
+            SystemCall.close(descriptor)
+            ActiveDestinations.release(destination)
+            throw DownloadError(kind: .destinationBusy, path: destination)
         }
         return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
     }
 
     /// Opens the folder of `url` and then `open`s its last component there.
-    static func open(destination url: URL, patience: UInt64 = JournalFile.lockPatience) throws(DownloadError)
+    static func open(destination url: URL, patience: UInt64 = SystemCall.lockPatience) throws(DownloadError)
         -> PartFile
     {
         let standardized = url.standardizedFileURL
@@ -160,7 +129,7 @@ final class PartFile: Sendable {
     /// The metadata written beside the `.part`, when there is a readable one (at most 64 KiB).
     func readMetadata() -> PartMetadata? {
         guard case .success(let file) = folder.openOwnedFile(names.metadata, O_RDONLY) else { return nil }
-        defer { _ = posixClose(file) }
+        defer { SystemCall.close(file) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while data.count <= 64 * 1024 {
@@ -186,7 +155,7 @@ final class PartFile: Sendable {
             case .failure(let code):
                 throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: temporary))
             }
-            defer { _ = posixClose(file) }
+            defer { SystemCall.close(file) }
             try PartFile.writeAll(data, to: file, path: folder.path(of: temporary))
             // No fsync: a torn metadata file after a crash fails to decode, and the download then
             // starts over — never a wrong resume.
@@ -230,7 +199,7 @@ final class PartFile: Sendable {
             guard copy >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
             return copy
         }
-        defer { _ = posixClose(copy) }
+        defer { SystemCall.close(copy) }
         return try body(copy)
     }
 
@@ -260,7 +229,7 @@ final class PartFile: Sendable {
     func close() {
         let open = descriptor.withLock { descriptor -> Int32? in
             defer { descriptor = nil }
-            if let open = descriptor { _ = posixClose(open) }
+            if let open = descriptor { SystemCall.close(open) }
             return descriptor
         }
         if open != nil { ActiveDestinations.release(destination) }
@@ -271,43 +240,3 @@ final class PartFile: Sendable {
         if let failure { throw DownloadError(kind: .cannotWrite(errno: failure), path: path) }
     }
 }
-
-/// `Content-Range: bytes 100-199/1000` (or `bytes */1000` for a 416), read without trapping.
-struct ContentRange: Equatable {
-    /// The first and last byte of the body; nil for `bytes */total`.
-    var range: ClosedRange<Int64>?
-    /// The full length; nil for `*`.
-    var total: Int64?
-
-    init?(_ header: String?) {
-        guard let header else { return nil }
-        let text = header.trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasPrefix("bytes "), text.count < 200 else { return nil }
-        let parts = text.dropFirst(6).trimmingCharacters(in: .whitespaces).split(
-            separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        if parts[1] == "*" {
-            total = nil
-        } else {
-            guard let total = Int64(parts[1]), (0...DownloadLimits.maximumLength).contains(total) else { return nil }
-            self.total = total
-        }
-        if parts[0] == "*" {
-            range = nil
-        } else {
-            let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
-            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0,
-                first <= last, last < DownloadLimits.maximumLength
-            else { return nil }
-            range = first...last
-        }
-    }
-}
-
-#if canImport(Darwin)
-    private func posixClose(_ descriptor: Int32) -> Int32 { Darwin.close(descriptor) }
-#elseif canImport(Glibc)
-    private func posixClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
-#elseif canImport(Musl)
-    private func posixClose(_ descriptor: Int32) -> Int32 { Musl.close(descriptor) }
-#endif

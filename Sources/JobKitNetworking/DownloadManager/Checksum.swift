@@ -28,37 +28,7 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
         public var digestLength: Int { 32 }
     }
 
-    /// Why a checksum's text was refused.
-    public enum ParseError: Error, LocalizedError, Equatable, Sendable {
-        /// Not `ALGORITHM=HEX`.
-        case missingAlgorithm(String)
-        /// An algorithm other than SHA-256.
-        case unsupportedAlgorithm(String)
-        /// A digest of the wrong number of hex digits.
-        case wrongLength(expected: Int, got: Int)
-        /// A character that is not a hex digit.
-        case notHex(String)
-
-        /// One line that names what was wrong.
-        public var errorDescription: String? {
-            switch self {
-            case .missingAlgorithm(let text):
-                "checksum '\(Self.shown(text))' is not ALGORITHM=HEX (for example sha-256=…)"
-            case .unsupportedAlgorithm(let name):
-                "checksum algorithm '\(Self.shown(name))' is not supported: use sha-256"
-            case .wrongLength(let expected, let got):
-                "a sha-256 checksum has \(expected) hex digits, got \(got)"
-            case .notHex(let text):
-                "checksum '\(Self.shown(text))' has a character that is not a hex digit"
-            }
-        }
-
-        private static func shown(_ text: String) -> String {
-            text.count > 80 ? text.prefix(80) + "…" : text
-        }
-    }
-
-    /// The algorithm.
+    /// The hash function the digest is of.
     public let algorithm: Algorithm
     /// The expected digest, as lower-case hex.
     public let hex: String
@@ -99,11 +69,11 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `FileReadError` when the file cannot be opened or read.
     public static func sha256(ofFileAt path: String) throws -> Checksum {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = SystemCall.open(at: AT_FDCWD, path, O_RDONLY | O_CLOEXEC, mode: 0)
         guard descriptor >= 0 else {
             throw FileReadError(path: path)
         }
-        defer { close(descriptor) }
+        defer { SystemCall.close(descriptor) }
         return try sha256(reading: descriptor, path: path)
     }
 

@@ -39,8 +39,8 @@ extension DownloadManager {
     static let syncDelay = DispatchTimeInterval.milliseconds(50)
 
     /// With `.system` durability, syncs the journal to disk in the background, at most `syncDelay`
-    /// later; requests that arrive before the sync starts share it (200 small files completing in
-    /// under a second cost a dozen syncs, not 200). A process killed meanwhile loses nothing: the
+    /// later; requests that arrive before the sync starts share it, so that many completions close
+    /// together cost one sync, not one each. A process killed meanwhile loses nothing: the
     /// lines are written already; a power loss could lose a `done`, but not the synced `finishing`
     /// before it, which restores the item as completed. With `.process` nothing is synced.
     func syncJournalSoon() {

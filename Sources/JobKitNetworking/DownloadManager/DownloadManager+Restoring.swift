@@ -24,7 +24,7 @@ extension DownloadManager {
             case .missing, .directory: return .pending
             case .file(let found):
                 return .failed(
-                    Failure(
+                    ItemError(
                         kind: .fileInTheWay,
                         message:
                             "\(entry.name) has \(found) bytes, not the \(size) it had when downloaded: it changed, "

@@ -15,6 +15,15 @@ import JobKit
 /// journal in the directory that survives the process: a new manager on the same directory picks
 /// up where a killed one stopped.
 ///
+/// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
+/// the network or the result queue. `add` writes the journal before it returns (and syncs it with
+/// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
+/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
+/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one
+/// delivery waits on the result queue: a busy queue gets one update with every event since the
+/// last one (events are never dropped) and the newest snapshot; progress alone is delivered at
+/// most once per `progressInterval`. The manager is retained by its running downloads.
+///
 /// ```swift
 /// let manager = try DownloadManager(directory: folder) { update in   // on the main queue
 ///     for event in update.events {
@@ -57,18 +66,8 @@ import JobKit
 /// killed or crashing at any moment, with no `fsync`; `.system` also survives a power loss or an
 /// operating-system crash, syncing each file, its folder and the journal (see `Durability`).
 ///
-/// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
-/// the network or the result queue. `add` writes the journal before it returns (and syncs it with
-/// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
-/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
-/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one delivery waits on the result queue:
-/// a busy queue gets one update with every event since the last one (events are never dropped) and
-/// the newest snapshot; progress alone is delivered at most once per `progressInterval`.
-///
-/// Its facets are in `DownloadManager+*.swift` (delivering, the journal, restoring).
-///
-/// The manager is retained by its running downloads; `close()` stops them and releases the
-/// directory. A manager that is simply released finishes its running downloads first.
+/// **Closing.** `close()` stops the running downloads and releases the directory. A manager that
+/// is simply released finishes its running downloads first.
 public final class DownloadManager: Sendable {
     /// The directory the files go to (and the journal is in).
     public let directory: URL
@@ -87,7 +86,7 @@ public final class DownloadManager: Sendable {
     /// The directory, open: every file operation goes through it (see `DirectoryHandle`).
     let folder: DirectoryHandle
     let transport: DownloadTransport
-    /// The AsyncHTTPClient the manager made for itself (no `transport` or `client` given): shut
+    /// The AsyncHTTPClient the manager made for itself (no `transport` given): shut
     /// down when the manager is released, which its running downloads prevent.
     let ownedHTTPClient: HTTPClient?
     let onUpdate: @Sendable (Update) -> Void
@@ -163,7 +162,7 @@ public final class DownloadManager: Sendable {
         let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
         try file.replace(with: DownloadJournal.encode(header: header, records))
         // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
-        if let transport = configuration.transport ?? configuration.client.map(DownloadTransport.urlSession) {
+        if let transport = configuration.transport {
             self.transport = transport
             ownedHTTPClient = nil
         } else {
@@ -335,16 +334,16 @@ public final class DownloadManager: Sendable {
     /// returns where every item ended up. Returns early, with the summary then, when the manager is
     /// closed or the awaiting task is cancelled.
     public func waitUntilFinished() async -> Summary {
-        let token = state.withLock { $0.makeWaiterToken() }
+        let waiter = state.withLock { $0.makeWaiterID() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if let summary = state.withLock({ $0.addWaiter(token, continuation, now: Self.now()) }) {
+                if let summary = state.withLock({ $0.addWaiter(waiter, continuation, now: Self.now()) }) {
                     continuation.resume(returning: summary)
                 }
             }
         } onCancel: {
-            if let (waiter, summary) = state.withLock({ $0.cancelWaiter(token, now: Self.now()) }) {
-                waiter.resume(returning: summary)
+            if let (continuation, summary) = state.withLock({ $0.cancelWaiter(waiter, now: Self.now()) }) {
+                continuation.resume(returning: summary)
             }
         }
     }
@@ -472,14 +471,14 @@ public final class DownloadManager: Sendable {
     private func launch(_ start: Machine.Start) {
         // Suspended, cancelled or removed since it was claimed (by an `…All` that freed the slot
         // it took, say): it never starts, and reports its end for what its cancellation left.
-        guard state.withLock({ $0.isCurrent(start.id, start.token) }) else {
+        guard state.withLock({ $0.isCurrent(start.id, start.generation) }) else {
             return ended(start, .failure(JobError.cancelled))
         }
         let file = directory.appendingPathComponent(start.name, isDirectory: false)
         // A file under the name (the journal's word that it is the manager's is not proof enough to
         // replace it): only a request that said so replaces one. The rename checks again.
         if !start.replacesFile, case .file = folder.facts(start.name) {
-            let failure = Failure(
+            let failure = ItemError(
                 kind: .fileInTheWay,
                 message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
             // Not inline: the next item starts from there, and a long run of them would nest.
@@ -487,13 +486,17 @@ public final class DownloadManager: Sendable {
             return
         }
         let id = start.id
-        let token = start.token
+        let generation = start.generation
         let hooks = DownloadHooks(
             began: { [self] offset, total in
-                schedule(state.withLock { $0.began(id, token: token, offset: offset, total: total, now: Self.now()) })
+                schedule(
+                    state.withLock {
+                        $0.began(id, generation: generation, offset: offset, total: total, now: Self.now())
+                    })
             },
             received: { [self] count in
-                if let wake = state.withLock({ $0.received(id, token: token, count: count, now: Self.now()) }) {
+                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: Self.now()) })
+                {
                     schedule(wake)
                 }
             },
@@ -509,23 +512,23 @@ public final class DownloadManager: Sendable {
         let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
             ended(start, result)
         }
-        if let stale = state.withLock({ $0.attach(handle, to: id, token: token) }) { stale.cancel() }
+        if let stale = state.withLock({ $0.attach(handle, to: id, generation: generation) }) { stale.cancel() }
     }
 
     /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
     private func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
         if let checksum = start.checksum {
-            schedule(state.withLock { $0.verifying(start.id, token: start.token, now: Self.now()) })
+            schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: Self.now()) })
             let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
             guard actual == checksum else {
-                throw Failure(
+                throw ItemError(
                     kind: .checksumMismatch,
                     message:
                         "checksum mismatch for \(start.name) from \(start.url.redactedString): expected \(checksum), "
                         + "got \(actual); the file was removed")
             }
         }
-        guard state.withLock({ $0.finishing(start.id, token: start.token, size: length) }) else {
+        guard state.withLock({ $0.finishing(start.id, generation: start.generation, size: length) }) else {
             throw JobError.cancelled
         }
         // Journal first, or nothing: without its `finishing` record the file does not take its name
@@ -545,18 +548,10 @@ public final class DownloadManager: Sendable {
         switch result {
         case .success: outcome = .completed
         case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
-        case .failure(let error): outcome = .failed(Failure(error))
+        case .failure(let error): outcome = .failed(ItemError(error))
         }
-        perform(state.withLock { $0.runEnded(start.id, token: start.token, outcome, now: Self.now()) })
+        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: Self.now()) })
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-}
-
-/// The manager's open journal, behind its lock.
-// Safety: only reached through the manager's `LockedBox`.
-final class JournalBox: @unchecked Sendable {
-    var file: JournalFile?
-
-    init(file: JournalFile) { self.file = file }
 }

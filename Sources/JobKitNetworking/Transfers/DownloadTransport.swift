@@ -8,12 +8,16 @@ import JobKit
 
 /// What a download's bytes come through.
 ///
+/// **Threading.** A download's body is written on the transport's own thread, one callback at a
+/// time, never on a SwiftNIO event loop: SwiftNIO's blocking-I/O thread pool
+/// (`NIOThreadPool.singleton`) for `asyncHTTPClient`, the client's serial delegate queue for
+/// `urlSession`. The download's run completes on the queue it was performed on.
+///
 /// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them and are
-///   written to the `.part` on SwiftNIO's blocking-I/O thread pool (`NIOThreadPool.singleton`),
-///   never on an event loop, in order; once 1 MiB of a body waits for the disk, the next chunk is
-///   read only when some is written (memory stays bounded however slow the disk). On Linux it
-///   moves 200 files of 1 MiB 3 to 4 times faster than FoundationNetworking (BENCHMARKS.md). The
-///   client's own configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
+///   written to the `.part` in order; once 1 MiB of a body waits for the disk, the next chunk is
+///   read only when some is written (memory stays bounded however slow the disk). On Linux it is
+///   much faster than FoundationNetworking (measured in BENCHMARKS.md). The client's own
+///   configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
 ///   connections per host — a download waiting for one of its connections waits (AsyncHTTPClient's
 ///   `getConnectionFromPoolTimeout` queues it again), it never fails for waiting. Whoever made the
 ///   client shuts it down, after the downloads ended.
@@ -40,23 +44,5 @@ public enum DownloadTransport: Sendable {
         case .asyncHTTPClient(let client):
             HTTPClientTransfer.start(request, on: client, handler: handler, for: controller)
         }
-    }
-}
-
-/// The configuration of the AsyncHTTPClient a `DownloadManager` makes for itself: no limit of its
-/// own on connections per host (the manager's `maxConcurrent`, as `setMaxConcurrent` changes it,
-/// and `maxPerHost` bound them: a second, fixed limit would only make downloads wait in the
-/// client's pool, and fail there), the body as sent (no decompression), redirects followed, and a
-/// transfer that stays silent for a minute fails as timed out (and is retried as transient).
-/// AsyncHTTPClient keeps trying a refused connection until the connect timeout (its issue 743), so
-/// that is its default 10 s.
-enum DownloadHTTPClient {
-    static func make() -> HTTPClient {
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 10, allowCycles: false),
-            timeout: .init(connect: .seconds(10), read: .seconds(60)))
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = .max
-        configuration.decompression = .disabled
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

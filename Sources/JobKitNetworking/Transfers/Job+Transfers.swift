@@ -11,9 +11,10 @@ extension Job where Value == HTTPReply {
     /// failure with `TransportError`.
     ///
     /// Download progress is reported through the controller; cancelling the run cancels the
-    /// `URLSessionTask`. The body is kept in memory: use `download(from:to:client:)` for files. The
-    /// run completes on the queue it was performed on, so `map`, `then` and `decode` closures run
-    /// there — never on the client's delegate queue.
+    /// `URLSessionTask`. The body is kept in memory: use
+    /// `download(from:to:transport:blindResume:durability:)` for files. The run completes on the
+    /// queue it was performed on, so `map`, `then` and `decode` closures run there — never on the
+    /// client's delegate queue.
     ///
     /// ```swift
     /// let feed = try await Job.data(for: URLRequest(url: feedURL)).value.body
@@ -57,7 +58,7 @@ extension Job where Value == HTTPReply {
 
 extension Job {
     /// Loads `request` and decodes its JSON body as `Value`; a decoding error names the failing field
-    /// (`DecodingFailure.path`). Decoding runs on the queue the run was performed on.
+    /// (`BodyDecodingError.path`). Decoding runs on the queue the run was performed on.
     public static func decode(
         _ type: Value.Type = Value.self, for request: URLRequest, client: TransferClient = .shared,
         decoder: @escaping @Sendable () -> JSONDecoder = { JSONDecoder() }
@@ -66,27 +67,18 @@ extension Job {
             do {
                 return try decoder().decode(Value.self, from: response.body)
             } catch {
-                throw DecodingFailure(error, decoding: Value.self)
+                throw BodyDecodingError(error, decoding: Value.self)
             }
         }
     }
 }
 
 extension URLRequest {
-    init(upload url: URL, method: String, contentType: String) {
+    fileprivate init(upload url: URL, method: String, contentType: String) {
         self.init(url: url)
         httpMethod = method
         setValue(contentType, forHTTPHeaderField: "Content-Type")
     }
-}
-
-/// A file to upload that cannot be read.
-public struct FileReadError: Error, LocalizedError, CustomStringConvertible {
-    /// The file.
-    public let path: String
-
-    public var errorDescription: String? { "cannot read \(path): no such readable file" }
-    public var description: String { errorDescription! }
 }
 
 extension Job.Controller where Value == HTTPReply {
@@ -100,53 +92,10 @@ extension Job.Controller where Value == HTTPReply {
     }
 }
 
-extension TransferHandler {
-    /// Collects the body in memory and completes `controller` with the validated response.
-    static func collecting(
-        into controller: Job<HTTPReply>.Controller, url: URL?, reportsReceiving: Bool = true
-    ) -> TransferHandler {
-        let handler = TransferHandler()
-        var body = Data()
-        var expected: Int64 = -1
-        var reported: Int64 = -1
-        handler.onResponse = {
-            expected = $0.expectedContentLength
-            return true
-        }
-        handler.onData = { data in
-            body.append(data)
-            // At most a thousand progress reports a transfer.
-            if reportsReceiving, expected > 0, Int64(body.count) * 1000 / expected != reported {
-                reported = Int64(body.count) * 1000 / expected
-                controller.report(progress: min(1, Double(body.count) / Double(expected)))
-            }
-        }
-        handler.onComplete = { response, error in
-            controller.completeOnQueue(with: validated(body, response, error, url: url))
-        }
-        return handler
+extension Job.Controller {
+    /// Completes the run on its own queue, never on the client's delegate queue: `map`, `then` and
+    /// the run's handlers must not hold up other transfers.
+    func completeOnQueue(with result: Result<Value, any Error>) {
+        queue.async { complete(with: result) }
     }
-}
-
-/// Turns a transfer's end into a result: transport errors as `TransportError`, non-2xx statuses as
-/// `HTTPStatusError`.
-func validated(_ data: Data, _ response: URLResponse?, _ error: (any Error)?, url: URL?) -> Result<HTTPReply, any Error>
-{
-    if let error { return .failure(readable(error, url: url)) }
-    guard let http = response as? HTTPURLResponse else {
-        return .failure(TransportError(URLError(.badServerResponse), url: url))
-    }
-    let response = HTTPReply(http, body: data)
-    return (200..<300).contains(response.status) ? .success(response) : .failure(HTTPStatusError(response))
-}
-
-/// `error` as one of this module's readable errors.
-func readable(_ error: any Error, url: URL?) -> any Error {
-    if let urlError = error as? URLError { return TransportError(urlError, url: url) }
-    let nsError = error as NSError
-    if nsError.domain == NSURLErrorDomain {
-        return TransportError(
-            URLError(URLError.Code(rawValue: nsError.code) ?? .unknown, userInfo: nsError.userInfo), url: url)
-    }
-    return error
 }

@@ -27,15 +27,15 @@ final class DirectoryHandle: Sendable {
     }
 
     deinit {
-        _ = Self.systemClose(descriptor)
+        SystemCall.close(descriptor)
     }
 
     /// Opens the directory at `path` (following a symbolic link to it: the caller chose the path).
     ///
     /// - Returns: the handle, or the `errno` of the failure (`ENOTDIR` when it is not a directory).
     static func open(_ path: String) -> Result<DirectoryHandle, POSIXError> {
-        let descriptor = systemOpen(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-        guard descriptor >= 0 else { return .failure(POSIXError(Self.lastError())) }
+        let descriptor = SystemCall.open(at: AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, mode: 0)
+        guard descriptor >= 0 else { return .failure(POSIXError(SystemCall.lastError())) }
         return .success(DirectoryHandle(path: path, descriptor: descriptor))
     }
 
@@ -53,8 +53,8 @@ final class DirectoryHandle: Sendable {
     /// - Returns: the descriptor, or the `errno` of the failure.
     func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o600) -> Result<Int32, POSIXError> {
         guard Self.isEntryName(name) else { return .failure(POSIXError(.EINVAL)) }
-        let file = Self.systemOpen(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard file >= 0 else { return .failure(POSIXError(Self.lastError())) }
+        let file = SystemCall.open(at: descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode: mode)
+        guard file >= 0 else { return .failure(POSIXError(SystemCall.lastError())) }
         return .success(file)
     }
 
@@ -71,7 +71,7 @@ final class DirectoryHandle: Sendable {
         var info = stat()
         let problem: POSIXErrorCode?
         if fstat(file, &info) != 0 {
-            problem = Self.lastError()
+            problem = SystemCall.lastError()
         } else if info.st_mode & S_IFMT != S_IFREG {
             problem = .EINVAL
         } else if info.st_nlink != 1 {
@@ -80,7 +80,7 @@ final class DirectoryHandle: Sendable {
             problem = nil
         }
         if let problem {
-            _ = Self.systemClose(file)
+            SystemCall.close(file)
             return .failure(POSIXError(problem))
         }
         _ = fcntl(file, F_SETFL, fcntl(file, F_GETFL) & ~O_NONBLOCK)
@@ -102,16 +102,16 @@ final class DirectoryHandle: Sendable {
     func rename(_ name: String, to newName: String, replacing: Bool) -> POSIXErrorCode? {
         guard Self.isEntryName(name), Self.isEntryName(newName) else { return .EINVAL }
         if replacing {
-            return renameat(descriptor, name, descriptor, newName) == 0 ? nil : Self.lastError()
+            return renameat(descriptor, name, descriptor, newName) == 0 ? nil : SystemCall.lastError()
         }
         if jobkit_rename_noreplace(descriptor, name, descriptor, newName) == 0 { return nil }
         switch errno {
         case EINVAL, ENOSYS, ENOTSUP, EOPNOTSUPP:
             break  // the file system cannot say "do not replace" in a rename: a link never replaces either
         default:
-            return Self.lastError()
+            return SystemCall.lastError()
         }
-        guard linkat(descriptor, name, descriptor, newName, 0) == 0 else { return Self.lastError() }
+        guard linkat(descriptor, name, descriptor, newName, 0) == 0 else { return SystemCall.lastError() }
         _ = unlinkat(descriptor, name, 0)
         return nil
     }
@@ -135,33 +135,4 @@ final class DirectoryHandle: Sendable {
         _ = DiskSync.sync(descriptor, path: path)
     }
 
-    private static func lastError() -> POSIXErrorCode { POSIXErrorCode(rawValue: errno) ?? .EIO }
-
-    private static func systemOpen(_ directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-        #if canImport(Darwin)
-            Darwin.openat(directory, name, flags, mode)
-        #elseif canImport(Glibc)
-            Glibc.openat(directory, name, flags, mode)
-        #else
-            Musl.openat(directory, name, flags, mode)
-        #endif
-    }
-
-    private static func systemClose(_ descriptor: Int32) -> Int32 {
-        #if canImport(Darwin)
-            Darwin.close(descriptor)
-        #elseif canImport(Glibc)
-            Glibc.close(descriptor)
-        #else
-            Musl.close(descriptor)
-        #endif
-    }
-}
-
-/// What is under a name.
-enum FileFacts: Equatable {
-    case missing
-    case directory
-    /// A file (or anything else that is not a directory: a link, a socket) of this size.
-    case file(size: Int64)
 }

@@ -65,7 +65,7 @@ extension DownloadManagerStateMachine {
         if case .running(let run) = entry.phase, isFinalizing(entry) {
             // Its file is complete and taking its name: the run is left to end, and then the file is
             // treated as a completed item's (removed when `deletingFile`). The name waits till then.
-            afterEnd[run.token] = .removedWhileFinalizing(name: entry.name, deletingFile: deletingFile)
+            afterEnd[run.generation] = .removedWhileFinalizing(name: entry.name, deletingFile: deletingFile)
             cleaning[entry.name, default: 0] += 1
         } else {
             if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
@@ -151,9 +151,9 @@ extension DownloadManagerStateMachine {
         }
         isClosed = true
         let summary = summary(now: now)
-        for (token, waiter) in waiters {
+        for (id, waiter) in waiters {
             actions.waiters.append((waiter, summary))
-            openWaiters.remove(token)
+            openWaiters.remove(id)
         }
         waiters = [:]
         return actions

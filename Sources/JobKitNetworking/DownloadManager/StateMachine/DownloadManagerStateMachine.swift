@@ -7,11 +7,11 @@ import JobKit
 /// clock (`now` is passed in, in nanoseconds). `Handle` is what cancels a run (a `JobHandle`; tests
 /// use anything).
 ///
-/// Its facets are in `DownloadManager+StateMachine+*.swift` (restoring, controls, snapshots, the
+/// Its extensions are in `DownloadManagerStateMachine+*.swift` (restoring, controls, snapshots, the
 /// journal, waiters, names); their state is internal for them, and nothing else changes it.
 struct DownloadManagerStateMachine<Handle> {
     typealias ItemID = DownloadManager.ItemID
-    typealias Failure = DownloadManager.Failure
+    typealias ItemError = DownloadManager.ItemError
 
     enum Phase {
         /// Waiting; `ticket` orders it among the pending items (and tells a stale queue slot).
@@ -22,7 +22,7 @@ struct DownloadManagerStateMachine<Handle> {
         /// shown as suspended, kept pending in the journal, queued when added again or resumed.
         case held
         case completed(size: Int64)
-        case failed(Failure)
+        case failed(ItemError)
         case cancelled
 
         var isCancelled: Bool {
@@ -31,9 +31,9 @@ struct DownloadManagerStateMachine<Handle> {
         }
     }
 
-    /// One run of an item: its token tells its callbacks from a stale run's.
+    /// One run of an item: its generation tells its callbacks from a stale run's.
     struct Run {
-        var token: UInt64
+        var generation: UInt64
         var handle: Handle?
         var verifying = false
     }
@@ -65,7 +65,7 @@ struct DownloadManagerStateMachine<Handle> {
     /// A run to start, outside the lock.
     struct Start: Equatable {
         let id: ItemID
-        let token: UInt64
+        let generation: UInt64
         let url: URL
         let name: String
         let checksum: Checksum?
@@ -130,7 +130,7 @@ struct DownloadManagerStateMachine<Handle> {
     var names: [String: ItemID] = [:]
     var nextID: UInt64 = 1
     var nextTicket: UInt64 = 0
-    var nextToken: UInt64 = 0
+    var nextGeneration: UInt64 = 0
     /// Pending items per host, in ticket order; stale slots are dropped when they reach the front.
     var queues: [String: Deque<(id: ItemID, ticket: UInt64)>] = [:]
     /// Slots in `queues`, stale ones included: when they outnumber twice the pending items, the
@@ -140,10 +140,10 @@ struct DownloadManagerStateMachine<Handle> {
     var runningByHost: [String: Int] = [:]
     var runningCount = 0
     var pendingCount = 0
-    /// What to do when a run that is no longer current reports its end, by its token.
+    /// What to do when a run that is no longer current reports its end, by its generation.
     var afterEnd: [UInt64: AfterEnd] = [:]
     /// Runs that were stopped (suspended, cancelled, removed) and have not reported their end, by
-    /// token, with their item's name: the name counts as cleaning until then, so that nothing of
+    /// generation, with their item's name: the name counts as cleaning until then, so that nothing of
     /// the name starts while the stopped run may still hold its `.part`.
     var stopping: [UInt64: String] = [:]
     /// Names whose files are being unlinked, with how many unlinks are under way: nothing of the
@@ -272,43 +272,45 @@ struct DownloadManagerStateMachine<Handle> {
 
     // MARK: Runs
 
-    /// Keeps the handle of the run `token`; returns it when that run is no longer wanted (cancel it).
-    mutating func attach(_ handle: Handle, to id: ItemID, token: UInt64) -> Handle? {
-        guard case .running(var run) = entries[id]?.phase, run.token == token, run.handle == nil else { return handle }
+    /// Keeps the handle of the run `generation`; returns it when that run is no longer wanted (cancel it).
+    mutating func attach(_ handle: Handle, to id: ItemID, generation: UInt64) -> Handle? {
+        guard case .running(var run) = entries[id]?.phase, run.generation == generation, run.handle == nil else {
+            return handle
+        }
         run.handle = handle
         entries[id]?.phase = .running(run)
         return nil
     }
 
-    /// A response of run `token` starts writing at `offset`, of `total` bytes.
-    mutating func began(_ id: ItemID, token: UInt64, offset: Int64, total: Int64?, now: UInt64) -> Wake? {
-        guard isCurrent(id, token) else { return nil }
+    /// A response of run `generation` starts writing at `offset`, of `total` bytes.
+    mutating func began(_ id: ItemID, generation: UInt64, offset: Int64, total: Int64?, now: UInt64) -> Wake? {
+        guard isCurrent(id, generation) else { return nil }
         entries[id]?.received = offset
         entries[id]?.expected = total
         return outbox.noteProgress(now: now, interval: interval)
     }
 
-    /// Run `token` wrote `count` more bytes.
-    mutating func received(_ id: ItemID, token: UInt64, count: Int, now: UInt64) -> Wake? {
-        guard isCurrent(id, token) else { return nil }
+    /// Run `generation` wrote `count` more bytes.
+    mutating func received(_ id: ItemID, generation: UInt64, count: Int, now: UInt64) -> Wake? {
+        guard isCurrent(id, generation) else { return nil }
         entries[id]!.received = entries[id]!.received.addingSaturating(Int64(count))
         entries[id]!.transferred = entries[id]!.transferred.addingSaturating(Int64(count))
         totalTransferred = totalTransferred.addingSaturating(Int64(count))
         return outbox.noteProgress(now: now, interval: interval)
     }
 
-    /// Run `token` computes the checksum of its complete `.part`.
-    mutating func verifying(_ id: ItemID, token: UInt64, now: UInt64) -> Wake? {
-        guard case .running(var run) = entries[id]?.phase, run.token == token else { return nil }
+    /// Run `generation` computes the checksum of its complete `.part`.
+    mutating func verifying(_ id: ItemID, generation: UInt64, now: UInt64) -> Wake? {
+        guard case .running(var run) = entries[id]?.phase, run.generation == generation else { return nil }
         run.verifying = true
         entries[id]?.phase = .running(run)
         return outbox.note(.changed(item(id, now: now)))
     }
 
-    /// Run `token`'s `.part` of `size` bytes is about to be renamed to the name: records that the
+    /// Run `generation`'s `.part` of `size` bytes is about to be renamed to the name: records that the
     /// file will be the manager's. False when the run is no longer wanted (do not rename).
-    mutating func finishing(_ id: ItemID, token: UInt64, size: Int64) -> Bool {
-        guard isCurrent(id, token), !isClosed else { return false }
+    mutating func finishing(_ id: ItemID, generation: UInt64, size: Int64) -> Bool {
+        guard isCurrent(id, generation), !isClosed else { return false }
         entries[id]?.ownsFile = true
         entries[id]?.finishingSize = size
         record(DownloadJournal.Record(op: .finishing, id: id.rawValue, size: size))
@@ -318,14 +320,14 @@ struct DownloadManagerStateMachine<Handle> {
     /// How a run ended.
     enum Outcome {
         case completed
-        case failed(Failure)
+        case failed(ItemError)
         /// Cancelled without the manager asking (it asks only after leaving `running`).
         case cancelled
     }
 
-    /// Run `token` ended.
-    mutating func runEnded(_ id: ItemID, token: UInt64, _ outcome: Outcome, now: UInt64) -> Actions {
-        guard isCurrent(id, token), let entry = entries[id] else { return staleRunEnded(token, outcome) }
+    /// Run `generation` ended.
+    mutating func runEnded(_ id: ItemID, generation: UInt64, _ outcome: Outcome, now: UInt64) -> Actions {
+        guard isCurrent(id, generation), let entry = entries[id] else { return staleRunEnded(generation, outcome) }
         var actions = Actions()
         switch outcome {
         case .completed:
@@ -342,7 +344,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.writesJournal = true
             if failure.kind == .checksumMismatch { clean(entry.name, partFiles(of: entry), into: &actions) }
         case .cancelled:
-            let failure = Failure(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
+            let failure = ItemError(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
             record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
@@ -370,23 +372,23 @@ struct DownloadManagerStateMachine<Handle> {
     /// reports its end: a run that was starting as it was cancelled may have made it meanwhile.
     mutating func unlinkPartWhenEnded(_ entry: Entry) {
         guard case .running(let run) = entry.phase else { return }
-        afterEnd[run.token] = .removePart(name: entry.name, paths: partFiles(of: entry))
+        afterEnd[run.generation] = .removePart(name: entry.name, paths: partFiles(of: entry))
     }
 
     /// Marks the name of an item whose run is being stopped as cleaning until that run reports
     /// its end (a run that has not opened its `.part` yet may still do so, until it is cancelled).
     mutating func holdNameUntilEnded(_ entry: Entry) {
         guard case .running(let run) = entry.phase else { return }
-        stopping[run.token] = entry.name
+        stopping[run.generation] = entry.name
         cleaning[entry.name, default: 0] += 1
     }
 
     /// A run that is no longer current ended: removes what its item's cancellation or removal left.
-    mutating func staleRunEnded(_ token: UInt64, _ outcome: Outcome) -> Actions {
+    mutating func staleRunEnded(_ generation: UInt64, _ outcome: Outcome) -> Actions {
         var actions = Actions()
         // Released once this action's unlinks (if any) are done.
-        if let name = stopping.removeValue(forKey: token) { actions.cleaning.append(name) }
-        switch afterEnd.removeValue(forKey: token) {
+        if let name = stopping.removeValue(forKey: generation) { actions.cleaning.append(name) }
+        switch afterEnd.removeValue(forKey: generation) {
         case nil:
             break
         case .removePart(let name, let paths):
@@ -419,10 +421,10 @@ struct DownloadManagerStateMachine<Handle> {
         return entry.finishingSize != nil
     }
 
-    /// Whether run `token` is the one item `id` is running.
-    func isCurrent(_ id: ItemID, _ token: UInt64) -> Bool {
+    /// Whether run `generation` is the one item `id` is running.
+    func isCurrent(_ id: ItemID, _ generation: UInt64) -> Bool {
         guard case .running(let run) = entries[id]?.phase else { return false }
-        return run.token == token
+        return run.generation == generation
     }
 
     func state(of entry: Entry) -> DownloadManager.State {
@@ -515,9 +517,9 @@ struct DownloadManagerStateMachine<Handle> {
     mutating func claimStarts(now: UInt64, into actions: inout Actions) {
         while !isClosed, !holdsStarts, runningCount < limit, let id = nextStartable() {
             guard let entry = entries[id] else { continue }
-            nextToken += 1
+            nextGeneration += 1
             leave(entry)
-            entries[id]!.phase = .running(Run(token: nextToken))
+            entries[id]!.phase = .running(Run(generation: nextGeneration))
             entries[id]!.finishingSize = nil
             runningCount += 1
             runningByHost[entry.host, default: 0] += 1
@@ -527,7 +529,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.wake(outbox.note(.changed(item(id, now: now))))
             actions.starts.append(
                 Start(
-                    id: id, token: nextToken, url: entry.url, name: entry.name, checksum: entry.checksum,
+                    id: id, generation: nextGeneration, url: entry.url, name: entry.name, checksum: entry.checksum,
                     replacesFile: entry.replacesFile))
         }
     }
@@ -564,9 +566,9 @@ struct DownloadManagerStateMachine<Handle> {
         hasActivity = false
         let summary = summary(now: now)
         actions.wake(outbox.note(.allFinished(summary)))
-        for (token, waiter) in waiters {
+        for (id, waiter) in waiters {
             actions.waiters.append((waiter, summary))
-            openWaiters.remove(token)
+            openWaiters.remove(id)
         }
         waiters = [:]
         return actions

@@ -1,9 +1,3 @@
-/// When the result queue should be woken for a delivery.
-enum DeliveryWake: Equatable {
-    case now
-    case later(generation: UInt64, afterNanoseconds: UInt64)
-}
-
 /// The deliveries waiting for the result queue: events in order, and whether progress changed.
 ///
 /// At most one wake is outstanding: a state change wakes at once; progress alone wakes once the

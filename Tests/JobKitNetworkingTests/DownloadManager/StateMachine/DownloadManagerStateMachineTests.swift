@@ -40,7 +40,7 @@ import Testing
         #expect(states(machine) == ["running", "running", "pending", "pending"])
         #expect(actions.wake == .now)
         // A run that ends starts the next pending one.
-        let next = machine.runEnded(ids[0], token: actions.starts[0].token, .completed, now: 10)
+        let next = machine.runEnded(ids[0], generation: actions.starts[0].generation, .completed, now: 10)
         #expect(next.starts.map(\.id) == [ids[2]])
         #expect(next.writesJournal && next.syncsJournal, "a completion is journaled and synced")
         #expect(states(machine) == ["completed", "running", "running", "pending"])
@@ -56,10 +56,10 @@ import Testing
 
         #expect(actions.starts.map(\.name) == ["a0", "b0", "c0"])
         // a0 ends: a1 (the oldest of host a) starts, not a2.
-        let next = machine.runEnded(ids[0], token: actions.starts[0].token, .completed, now: 1)
+        let next = machine.runEnded(ids[0], generation: actions.starts[0].generation, .completed, now: 1)
         #expect(next.starts.map(\.name) == ["a1"])
         // b0 ends: host a is full, nothing else is pending for b or c.
-        let none = machine.runEnded(ids[2], token: actions.starts[1].token, .completed, now: 2)
+        let none = machine.runEnded(ids[2], generation: actions.starts[1].generation, .completed, now: 2)
         #expect(none.starts.isEmpty)
         #expect(machine.runningCount == 2)
     }
@@ -67,8 +67,8 @@ import Testing
     @Test func suspendingARunningItemCancelsItsRunFreesItsSlotAndKeepsItsPart() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        let token = actions.starts[0].token
-        let kept = machine.attach(41, to: ids[0], token: token)
+        let generation = actions.starts[0].generation
+        let kept = machine.attach(41, to: ids[0], generation: generation)
         #expect(kept == nil, "the current run keeps its handle")
 
         let suspended = try machine.suspend(ids[0], now: 5)
@@ -78,9 +78,9 @@ import Testing
         #expect(suspended.starts.map(\.id) == [ids[1]])
         #expect(states(machine) == ["suspended", "running"])
         // The cancelled run's late callbacks are ignored.
-        let lateProgress = machine.received(ids[0], token: token, count: 100, now: 6)
+        let lateProgress = machine.received(ids[0], generation: generation, count: 100, now: 6)
         #expect(lateProgress == nil)
-        let lateEnd = machine.runEnded(ids[0], token: token, .cancelled, now: 7)
+        let lateEnd = machine.runEnded(ids[0], generation: generation, .cancelled, now: 7)
         #expect(lateEnd.starts.isEmpty)
         #expect(states(machine) == ["suspended", "running"])
         // Resumed, it waits for the slot.
@@ -95,14 +95,14 @@ import Testing
         let suspended = try machine.suspend(ids[0], now: 1)
         #expect(suspended.cancels.isEmpty, "no handle yet")
 
-        let stale = machine.attach(7, to: ids[0], token: actions.starts[0].token)
+        let stale = machine.attach(7, to: ids[0], generation: actions.starts[0].generation)
         #expect(stale == 7)
     }
 
     @Test func cancelRemovesThePartAndRemoveForgetsTheItem() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b"), request("c")], to: &machine)
-        _ = machine.attach(1, to: ids[0], token: actions.starts[0].token)
+        _ = machine.attach(1, to: ids[0], generation: actions.starts[0].generation)
 
         let cancelled = try machine.cancel(ids[0], now: 1)
         #expect(cancelled.cancels == [1])
@@ -121,25 +121,25 @@ import Testing
     @Test func aPartMadeByARunThatWasStartingWhenCancelledIsRemovedWhenItEnds() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a")], to: &machine)
-        let token = actions.starts[0].token
+        let generation = actions.starts[0].generation
         // Cancelled before its handle was attached: its body may yet make the .part.
         let cancelled = try machine.cancel(ids[0], now: 1)
         #expect(cancelled.unlinks == ["a.part", "a.part.meta"])
-        let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 2)
+        let ended = machine.runEnded(ids[0], generation: generation, .cancelled, now: 2)
         #expect(ended.unlinks == ["a.part", "a.part.meta"], "again, once it ended")
-        #expect(machine.runEnded(ids[0], token: token, .cancelled, now: 3).unlinks.isEmpty, "only once")
+        #expect(machine.runEnded(ids[0], generation: generation, .cancelled, now: 3).unlinks.isEmpty, "only once")
         // The manager reports the unlinks done.
         _ = machine.cleaned(cancelled.cleaning + ended.cleaning, now: 3)
 
         // Resumed and cancelled again: queued again, it waits until the second run reported its
         // end, and then resumes from what that run left.
-        let second = try #require(try machine.resume(ids[0], now: 4).starts.first?.token)
+        let second = try #require(try machine.resume(ids[0], now: 4).starts.first?.generation)
         let restart = try machine.cancel(ids[0], now: 5)
         #expect(restart.unlinks.count == 2)
         _ = machine.cleaned(restart.cleaning, now: 5)
         let waiting = try machine.resume(ids[0], now: 6)
         #expect(waiting.starts.isEmpty)
-        let secondEnded = machine.runEnded(ids[0], token: second, .cancelled, now: 7)
+        let secondEnded = machine.runEnded(ids[0], generation: second, .cancelled, now: 7)
         #expect(secondEnded.unlinks.isEmpty, "pending again: its .part is kept to resume from")
         #expect(machine.cleaned(secondEnded.cleaning, now: 7).starts.count == 1)
     }
@@ -150,14 +150,14 @@ import Testing
     @Test func aLateEndOfACancelledRunLeavesThePartOfAnItemThatHoldsTheNameAgain() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a")], to: &machine)
-        let first = actions.starts[0].token
+        let first = actions.starts[0].generation
         let cancelled = try machine.cancel(ids[0], now: 1)
         _ = machine.cleaned(cancelled.cleaning, now: 1)
         let resumed = try machine.resume(ids[0], now: 2)
         #expect(resumed.starts.isEmpty, "not before the cancelled run ended")
         _ = try machine.suspend(ids[0], now: 3)
         #expect(states(machine) == ["suspended"])
-        let lateEnd = machine.runEnded(ids[0], token: first, .cancelled, now: 4)
+        let lateEnd = machine.runEnded(ids[0], generation: first, .cancelled, now: 4)
         #expect(lateEnd.unlinks.isEmpty, "the suspended item resumes from its .part")
 
         // Still cancelled when the run ends: its .part goes.
@@ -165,7 +165,7 @@ import Testing
         let (otherIDs, otherActions) = try add([request("b")], to: &other)
         let cancelledAgain = try other.cancel(otherIDs[0], now: 1)
         _ = other.cleaned(cancelledAgain.cleaning, now: 1)
-        let ended = other.runEnded(otherIDs[0], token: otherActions.starts[0].token, .cancelled, now: 2)
+        let ended = other.runEnded(otherIDs[0], generation: otherActions.starts[0].generation, .cancelled, now: 2)
         #expect(ended.unlinks == ["b.part", "b.part.meta"])
     }
 
@@ -192,9 +192,9 @@ import Testing
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
         for (id, start) in zip(ids, actions.starts) {
-            let finishing = machine.finishing(id, token: start.token, size: 10)
+            let finishing = machine.finishing(id, generation: start.generation, size: 10)
             #expect(finishing)
-            _ = machine.runEnded(id, token: start.token, .completed, now: 1)
+            _ = machine.runEnded(id, generation: start.generation, .completed, now: 1)
         }
         let kept = try machine.remove(ids[0], deletingFile: false, now: 2)
         #expect(kept.unlinks.isEmpty)
@@ -205,15 +205,15 @@ import Testing
     @Test func aChecksumMismatchRemovesThePart() throws {
         var machine = machine()
         let (ids, actions) = try add([request("a")], to: &machine)
-        let mismatch = DownloadManager.Failure(kind: .checksumMismatch, message: "checksum mismatch")
-        let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .failed(mismatch), now: 1)
+        let mismatch = DownloadManager.ItemError(kind: .checksumMismatch, message: "checksum mismatch")
+        let ended = machine.runEnded(ids[0], generation: actions.starts[0].generation, .failed(mismatch), now: 1)
         #expect(ended.unlinks == ["a.part", "a.part.meta"])
         #expect(machine.item(ids[0], now: 1).state == .failed(mismatch))
         // Another failure keeps the .part for a later resume.
         var other = self.machine()
         let (otherIDs, otherActions) = try add([request("a")], to: &other)
-        let http = DownloadManager.Failure(kind: .httpStatus, message: "HTTP 500", status: 500)
-        let otherEnd = other.runEnded(otherIDs[0], token: otherActions.starts[0].token, .failed(http), now: 1)
+        let http = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 500", status: 500)
+        let otherEnd = other.runEnded(otherIDs[0], generation: otherActions.starts[0].generation, .failed(http), now: 1)
         #expect(otherEnd.unlinks.isEmpty)
     }
 
@@ -246,8 +246,8 @@ import Testing
     @Test func addingAFailedItemAgainQueuesItAgain() throws {
         var machine = machine()
         let (ids, actions) = try add([request("a")], to: &machine)
-        let failure = DownloadManager.Failure(kind: .network, message: "lost")
-        _ = machine.runEnded(ids[0], token: actions.starts[0].token, .failed(failure), now: 1)
+        let failure = DownloadManager.ItemError(kind: .network, message: "lost")
+        _ = machine.runEnded(ids[0], generation: actions.starts[0].generation, .failed(failure), now: 1)
 
         let again = try add([request("a")], to: &machine)
 
@@ -261,9 +261,9 @@ import Testing
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
         _ = machine.beginDelivery(.now, now: 0)
         _ = machine.endDelivery(now: 0)
-        let first = machine.runEnded(ids[0], token: actions.starts[0].token, .completed, now: 1)
-        let failure = DownloadManager.Failure(kind: .network, message: "lost")
-        let last = machine.runEnded(ids[1], token: actions.starts[1].token, .failed(failure), now: 2)
+        let first = machine.runEnded(ids[0], generation: actions.starts[0].generation, .completed, now: 1)
+        let failure = DownloadManager.ItemError(kind: .network, message: "lost")
+        let last = machine.runEnded(ids[1], generation: actions.starts[1].generation, .failed(failure), now: 2)
 
         #expect(first.wake == .now)
         #expect(last.wake == nil, "the first wake has not run yet: it delivers both")
@@ -293,7 +293,7 @@ import Testing
         let (ids, actions) = try add([request("a")], to: &machine)
         _ = try machine.suspend(ids[0], now: 1)
         #expect(machine.undeliveredEventCount == 3, "no notice while the stopped run may still hold its .part")
-        let ended = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 1)
+        let ended = machine.runEnded(ids[0], generation: actions.starts[0].generation, .cancelled, now: 1)
         _ = machine.cleaned(ended.cleaning, now: 1)
         let delivery = machine.beginDelivery(.now, now: 2)
         let update = try #require(delivery)
@@ -310,11 +310,11 @@ import Testing
         // failed checksum, unlinked after the lock by another thread, must be gone by then.
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        let mismatch = DownloadManager.Failure(kind: .checksumMismatch, message: "mismatch")
-        let failed = machine.runEnded(ids[0], token: actions.starts[0].token, .failed(mismatch), now: 1)
+        let mismatch = DownloadManager.ItemError(kind: .checksumMismatch, message: "mismatch")
+        let failed = machine.runEnded(ids[0], generation: actions.starts[0].generation, .failed(mismatch), now: 1)
         #expect(failed.unlinks == ["a.part", "a.part.meta"])
-        _ = machine.finishing(ids[1], token: actions.starts[1].token, size: 0)
-        _ = machine.runEnded(ids[1], token: actions.starts[1].token, .completed, now: 2)
+        _ = machine.finishing(ids[1], generation: actions.starts[1].generation, size: 0)
+        _ = machine.runEnded(ids[1], generation: actions.starts[1].generation, .completed, now: 2)
         let before = machine.undeliveredEventCount
         _ = machine.cleaned(failed.cleaning, now: 3)
         #expect(machine.undeliveredEventCount == before + 1, "the notice comes once the unlinks are done")
@@ -330,31 +330,31 @@ import Testing
     @Test func progressIsCoalescedAndStateChangesAreNeverDropped() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        let token = actions.starts[0].token
+        let generation = actions.starts[0].generation
         #expect(actions.wake == .now)
 
         // While the wake is pending, progress asks for nothing more.
-        let beganWake = machine.began(ids[0], token: token, offset: 0, total: 1000, now: 1)
+        let beganWake = machine.began(ids[0], generation: generation, offset: 0, total: 1000, now: 1)
         #expect(beganWake == nil)
-        let progressWake = machine.received(ids[0], token: token, count: 100, now: 2)
+        let progressWake = machine.received(ids[0], generation: generation, count: 100, now: 2)
         #expect(progressWake == nil)
         let delivery = machine.beginDelivery(.now, now: 3)
         let first = try #require(delivery)
         #expect(first.events.count == 3)
         #expect(first.items[0].progress.received == 100)
         // Progress during the delivery waits for its end, then for the interval.
-        let duringDelivery = machine.received(ids[0], token: token, count: 100, now: 4)
+        let duringDelivery = machine.received(ids[0], generation: generation, count: 100, now: 4)
         #expect(duringDelivery == nil)
         let afterDelivery = machine.endDelivery(now: 5)
         let wake = try #require(afterDelivery)
         #expect(wake == .later(generation: 1, afterNanoseconds: 100_000_000 - 2))
         // More progress: still one wake.
         for step in 0..<1000 {
-            let wake = machine.received(ids[0], token: token, count: 1, now: 6 + UInt64(step))
+            let wake = machine.received(ids[0], generation: generation, count: 1, now: 6 + UInt64(step))
             #expect(wake == nil)
         }
         // A state change wakes at once; the later wake is then stale.
-        _ = machine.runEnded(ids[0], token: token, .completed, now: 2_000)
+        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2_000)
         let staleDelivery = machine.beginDelivery(wake, now: 2_001)
         #expect(staleDelivery == nil)
         let delivery2 = machine.beginDelivery(.now, now: 2_002)
@@ -372,7 +372,7 @@ import Testing
         let (_, actions) = try add((0..<50).map { request("f\($0)") }, to: &machine)
         var wakes = actions.wake == nil ? 0 : 1
         for start in actions.starts {
-            if machine.runEnded(start.id, token: start.token, .completed, now: 1).wake != nil { wakes += 1 }
+            if machine.runEnded(start.id, generation: start.generation, .completed, now: 1).wake != nil { wakes += 1 }
         }
         #expect(wakes == 1, "one block waits on the result queue, however many changes")
         let delivery = machine.beginDelivery(.now, now: 2)
@@ -383,11 +383,11 @@ import Testing
     @Test func speedIsAMovingAverageAndTimeRemainingFollowsIt() throws {
         var machine = machine()
         let (ids, actions) = try add([request("a")], to: &machine)
-        let token = actions.starts[0].token
+        let generation = actions.starts[0].generation
         let second: UInt64 = 1_000_000_000
-        _ = machine.began(ids[0], token: token, offset: 0, total: 10_000_000, now: 0)
+        _ = machine.began(ids[0], generation: generation, offset: 0, total: 10_000_000, now: 0)
         for tick in 1...4 {
-            _ = machine.received(ids[0], token: token, count: 1_000_000, now: UInt64(tick) * second)
+            _ = machine.received(ids[0], generation: generation, count: 1_000_000, now: UInt64(tick) * second)
             _ = machine.snapshot(now: UInt64(tick) * second)
         }
         let (items, totals) = machine.snapshot(now: 4 * second)
@@ -404,7 +404,7 @@ import Testing
     @Test func totalsCountEveryStateAndKnownLengths() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b"), request("c")], to: &machine)
-        _ = machine.began(ids[0], token: actions.starts[0].token, offset: 50, total: 200, now: 1)
+        _ = machine.began(ids[0], generation: actions.starts[0].generation, offset: 50, total: 200, now: 1)
         _ = try machine.suspend(ids[2], now: 1)
         let totals = machine.summary(now: 2).totals
         #expect(totals.running == 1)
@@ -417,7 +417,7 @@ import Testing
         #expect(totals.count == 3)
         // Once every active item's length is known, the time left is known too.
         _ = try machine.suspend(ids[1], now: 3)
-        _ = machine.received(ids[0], token: actions.starts[0].token, count: 50, now: 1_000_000_000)
+        _ = machine.received(ids[0], generation: actions.starts[0].generation, count: 50, now: 1_000_000_000)
         let known = machine.summary(now: 1_000_000_000).totals
         #expect(known.itemsOfUnknownLength == 0)
         #expect(known.received == 100)
@@ -428,11 +428,11 @@ import Testing
     @Test func bytesOfUnknownLengthNeverMakeTheTotalPassItsLength() throws {
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("known"), request("unknown")], to: &machine)
-        _ = machine.began(ids[0], token: actions.starts[0].token, offset: 0, total: 100, now: 1)
-        _ = machine.received(ids[0], token: actions.starts[0].token, count: 40, now: 1)
+        _ = machine.began(ids[0], generation: actions.starts[0].generation, offset: 0, total: 100, now: 1)
+        _ = machine.received(ids[0], generation: actions.starts[0].generation, count: 40, now: 1)
         // A server that sends no length: its bytes are counted apart.
-        _ = machine.began(ids[1], token: actions.starts[1].token, offset: 0, total: nil, now: 1)
-        _ = machine.received(ids[1], token: actions.starts[1].token, count: 5_000, now: 1)
+        _ = machine.began(ids[1], generation: actions.starts[1].generation, offset: 0, total: nil, now: 1)
+        _ = machine.received(ids[1], generation: actions.starts[1].generation, count: 5_000, now: 1)
 
         let totals = machine.summary(now: 2).totals
 
@@ -447,12 +447,12 @@ import Testing
     @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {
         var machine = machine(limit: 1)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        _ = machine.attach(3, to: ids[0], token: actions.starts[0].token)
+        _ = machine.attach(3, to: ids[0], generation: actions.starts[0].generation)
         let closed = machine.close(now: 1)
         #expect(closed.cancels == [3])
         #expect(states(machine) == ["pending", "pending"])
         #expect(machine.journalEntries.map(\.status) == [.pending, .pending])
-        let finishing = machine.finishing(ids[0], token: actions.starts[0].token, size: 1)
+        let finishing = machine.finishing(ids[0], generation: actions.starts[0].generation, size: 1)
         #expect(!finishing, "no rename after close")
         #expect(throws: DownloadManagerError.closed) { try machine.prepare([request("c")]) }
         #expect(throws: DownloadManagerError.closed) { try machine.suspend(ids[1], now: 2) }
@@ -466,13 +466,13 @@ import Testing
                 .new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil, replacing: false)
             ])
             .map(\.op) == [.add])
-        let token = actions.starts[0].token
-        _ = machine.received(ids[0], token: token, count: 10, now: 1)
+        let generation = actions.starts[0].generation
+        _ = machine.received(ids[0], generation: generation, count: 10, now: 1)
         let progressRecords = machine.takeJournal()
         #expect(progressRecords == nil, "progress is never journaled")
-        let finishing = machine.finishing(ids[0], token: token, size: 10)
+        let finishing = machine.finishing(ids[0], generation: generation, size: 10)
         #expect(finishing)
-        _ = machine.runEnded(ids[0], token: token, .completed, now: 2)
+        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2)
         _ = try machine.suspend(ids[1], now: 3)
         guard case .append(let records) = machine.takeJournal() else {
             Issue.record("expected an append")
@@ -498,7 +498,7 @@ import Testing
     @Test func restoredItemsComeBackWithTheirStatesAndPendingOnesStart() throws {
         var machine = machine(limit: 4)
         let url = { (name: String) in URL(string: "https://a.example/\(name)")! }
-        let failure = DownloadManager.Failure(kind: .httpStatus, message: "HTTP 404", status: 404)
+        let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 404", status: 404)
         let contents = DownloadJournal.Contents(
             entries: [
                 .init(id: 1, url: url("done"), name: "done", status: .completed(size: 7), ownsFile: true),
@@ -527,8 +527,8 @@ import Testing
         // a new run of the name must not start before the old one reported its end.
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a")], to: &machine)
-        let token = actions.starts[0].token
-        _ = machine.attach(41, to: ids[0], token: token)
+        let generation = actions.starts[0].generation
+        _ = machine.attach(41, to: ids[0], generation: generation)
 
         let suspended = try machine.suspend(ids[0], now: 1)
         _ = machine.cleaned(suspended.cleaning, now: 1)
@@ -536,18 +536,18 @@ import Testing
         #expect(resumed.starts.isEmpty)
         #expect(states(machine) == ["pending"])
 
-        let ended = machine.runEnded(ids[0], token: token, .cancelled, now: 3)
+        let ended = machine.runEnded(ids[0], generation: generation, .cancelled, now: 3)
         #expect(ended.cleaning == ["a"])
         let restarted = machine.cleaned(ended.cleaning, now: 3)
         #expect(restarted.starts.map(\.id) == [ids[0]])
-        #expect(restarted.starts[0].token != token)
+        #expect(restarted.starts[0].generation != generation)
     }
 
     @Test func closeRemovesWhatStoppedRunsLeftAndTheirLateEndsTouchNothing() throws {
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("gone"), request("kept")], to: &machine)
-        _ = machine.attach(41, to: ids[0], token: actions.starts[0].token)
-        _ = machine.attach(42, to: ids[1], token: actions.starts[1].token)
+        _ = machine.attach(41, to: ids[0], generation: actions.starts[0].generation)
+        _ = machine.attach(42, to: ids[1], generation: actions.starts[1].generation)
         let cancelled = try machine.cancel(ids[0], now: 1)
         _ = machine.cleaned(cancelled.cleaning, now: 1)
 
@@ -556,8 +556,8 @@ import Testing
         #expect(closed.cancels == [42])
         #expect(closed.unlinks == ["gone.part", "gone.part.meta"])
         // Another manager may own the directory now: the stopped runs' ends remove nothing.
-        let late = machine.runEnded(ids[0], token: actions.starts[0].token, .cancelled, now: 3)
-        let lateKept = machine.runEnded(ids[1], token: actions.starts[1].token, .cancelled, now: 3)
+        let late = machine.runEnded(ids[0], generation: actions.starts[0].generation, .cancelled, now: 3)
+        let lateKept = machine.runEnded(ids[1], generation: actions.starts[1].generation, .cancelled, now: 3)
         #expect(late.unlinks.isEmpty && lateKept.unlinks.isEmpty)
         #expect(late.starts.isEmpty && lateKept.starts.isEmpty)
     }
@@ -576,32 +576,10 @@ import Testing
         // The order is kept: b, then c.
         let running = try #require(
             machine.entries[ids[0]].flatMap { entry -> UInt64? in
-                if case .running(let run) = entry.phase { return run.token }
+                if case .running(let run) = entry.phase { return run.generation }
                 return nil
             })
-        let next = machine.runEnded(ids[0], token: running, .completed, now: 1)
+        let next = machine.runEnded(ids[0], generation: running, .completed, now: 1)
         #expect(next.starts.map(\.name) == ["b"])
-    }
-}
-
-@Suite struct SpeedMeterTests {
-    @Test func aSteadyFlowMeasuresItsRate() {
-        var meter = SpeedMeter(window: 2_000_000_000)
-        for tick in 0...20 { meter.record(Int64(tick) * 50_000, at: UInt64(tick) * 100_000_000) }
-        #expect(abs(meter.rate(1_000_000, at: 2_000_000_000) - 500_000) < 1)
-    }
-
-    @Test func aBurstFadesOutOfTheWindow() {
-        var meter = SpeedMeter(window: 1_000_000_000)
-        meter.record(0, at: 0)
-        meter.record(1_000_000, at: 100_000_000)
-        #expect(meter.rate(1_000_000, at: 100_000_000) > 1_000_000)
-        meter.record(1_000_000, at: 1_500_000_000)
-        meter.record(1_000_000, at: 2_000_000_000)
-        #expect(meter.rate(1_000_000, at: 2_000_000_000) == 0)
-    }
-
-    @Test func noSamplesIsNoSpeed() {
-        #expect(SpeedMeter(window: 1).rate(100, at: 5) == 0)
     }
 }

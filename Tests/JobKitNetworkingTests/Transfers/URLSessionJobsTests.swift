@@ -9,43 +9,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A running server with a files folder, for one test.
-struct ServerFixture {
-    let server: LoopbackServer
-    let root: URL
-
-    static func start(_ plan: FaultPlan = FaultPlan()) async throws -> ServerFixture {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
-        return ServerFixture(server: try await LoopbackServer.start(.init(root: root, faults: plan)), root: root)
-    }
-
-    func url(_ path: String) -> URL { URL(string: path, relativeTo: server.baseURL)!.absoluteURL }
-
-    /// Writes a file of `count` deterministic bytes under `files/`.
-    func makeFile(_ name: String, count: Int) throws -> Data {
-        let data = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-        try data.write(to: root.appendingPathComponent("files/\(name)"))
-        return data
-    }
-
-    func stop() async {
-        await server.stop()
-        try? FileManager.default.removeItem(at: root)
-    }
-}
-
-/// Runs `body` with a fresh server, stopping it afterwards whatever happens.
-func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async throws -> Void) async throws {
-    let fixture = try await ServerFixture.start(plan)
-    do {
-        try await body(fixture)
-    } catch {
-        await fixture.stop()
-        throw error
-    }
-    await fixture.stop()
-}
-
 @Suite struct URLSessionJobsTests {
     @Test func downloadsAreByteExactWithProgressReachingOne() async throws {
         try await withFixture { fixture in
@@ -152,7 +115,7 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
             #expect(feed.feed.results.count == 2)
             let result = await Task { try await Job<WrongFeed>.decode(for: URLRequest(url: fixture.url("feed"))).value }
                 .result
-            let failure = try #require(result.failureError as? DecodingFailure)
+            let failure = try #require(result.failureError as? BodyDecodingError)
             #expect(failure.path == "feed.results[0].artistName")
         }
     }
@@ -187,11 +150,4 @@ func withFixture(_ plan: FaultPlan = FaultPlan(), _ body: (ServerFixture) async 
 final class HandleBox: @unchecked Sendable {
     // Safety: written once, before the handler that reads it can run (the run waits on the network).
     var handle: JobHandle?
-}
-
-extension Result {
-    var failureError: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
 }

@@ -26,7 +26,7 @@ import Testing
         testConfiguration(log)
     }
 
-    private func failure(of id: DownloadManager.ItemID, in manager: DownloadManager) -> DownloadManager.Failure? {
+    private func failure(of id: DownloadManager.ItemID, in manager: DownloadManager) -> DownloadManager.ItemError? {
         if case .failed(let failure) = manager.item(id)?.state { return failure }
         return nil
     }
@@ -104,8 +104,8 @@ import Testing
             ["a", "b"].map { .init(url: URL(string: "https://example.com/\($0)")!) })
         let (ids, actions) = machine.commit(prepared, now: 0)
         for (id, start) in zip(ids, actions.starts) {
-            _ = machine.began(id, token: start.token, offset: 0, total: .max - 1, now: 1)
-            _ = machine.received(id, token: start.token, count: .max, now: 1)
+            _ = machine.began(id, generation: start.generation, offset: 0, total: .max - 1, now: 1)
+            _ = machine.received(id, generation: start.generation, count: .max, now: 1)
         }
         let totals = machine.summary(now: 2).totals
         #expect(totals.expected == .max && totals.received == .max)
