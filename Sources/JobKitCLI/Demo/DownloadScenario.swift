@@ -48,7 +48,7 @@ struct DownloadScenario: Sendable {
             for id in 1..<jobs + 1 {
                 let job = Job<URL>.download(
                     from: backend.url("downloads/download-\(id).bin?chunk-ms=\(chunkMilliseconds)"),
-                    to: directory.appendingPathComponent("download-\(id).bin"), client: backend.client)
+                    to: directory.appendingPathComponent("download-\(id).bin"), transport: .urlSession(backend.client))
                 try! queue.add(backend.traced(job.asVoid(), "download \(id)"), id: id)  // ids are unique
             }
             if jobs == 0 { continuation.resume() }

@@ -25,7 +25,7 @@ import Testing
         #expect(DownloadRows.row(for: item(.suspended)).status == .paused)
         #expect(DownloadRows.row(for: item(.completed)).status == .completed)
         #expect(DownloadRows.row(for: item(.cancelled)).status == .cancelled)
-        let failure = DownloadManager.Failure(kind: .httpStatus, message: "HTTP 404 Not Found for x", status: 404)
+        let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 404 Not Found for x", status: 404)
         #expect(DownloadRows.row(for: item(.failed(failure))).status == .failed(reason: "HTTP 404 Not Found for x"))
         #expect(DownloadRows.row(for: item(.pending)).bytesPerSecond == 0, "speed only while running")
     }

@@ -1,0 +1,16 @@
+import Foundation
+
+/// What a download tells its owner beyond its progress fraction (`DownloadManager`'s bytes, checksum
+/// and journal).
+struct DownloadHooks: Sendable {
+    /// A response starts filling the `.part` at this offset (0, or where a validated resume
+    /// continues), with this total when the server said: once per attempt that writes.
+    /// Called on the transport's thread (see `Download`).
+    var began: @Sendable (_ offset: Int64, _ total: Int64?) -> Void
+    /// `count` more bytes were written to the `.part`. Called on the transport's thread.
+    var received: @Sendable (_ count: Int) -> Void
+    /// The `.part` (at this path, this long) is complete and about to be renamed over the
+    /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
+    /// run's queue, never the delegate queue.
+    var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
+}

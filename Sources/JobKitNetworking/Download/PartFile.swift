@@ -1,0 +1,242 @@
+import Foundation
+import JobKit
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The open, locked `.part` of one download, and its sidecar metadata.
+///
+/// Every file operation goes through the destination folder's `DirectoryHandle`: relative to its
+/// descriptor, never following a link, never outside it. Every operation on the descriptor holds the
+/// part's lock, so that `close()` — called when the run is cancelled, from any thread — never races
+/// a write: once closed, writes fail and the destination is free for the next download at once.
+final class PartFile: Sendable {
+    let folder: DirectoryHandle
+    /// The destination's name in `folder`.
+    let name: String
+    /// The names of the `.part` and its metadata in `folder`.
+    let names: PartNames
+    /// `folder/name`, for messages.
+    let destination: String
+    /// `folder/NAME.part`, for messages and the checksum.
+    let part: String
+    /// The finalize rename may replace a file under the name (`--allow-overwrite`); else a file
+    /// or folder that appeared there fails it with `destinationExists`.
+    let replacesDestination: Bool
+    /// The open descriptor; nil once closed.
+    private let descriptor: LockedBox<Int32?>
+
+    /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
+    /// Nothing is requested from the network before this succeeds.
+    ///
+    /// - Parameters:
+    ///   - folder: the destination's folder, opened by the caller (a manager keeps its own).
+    ///   - replacing: the finalize rename may replace a file under `name`.
+    static func open(
+        _ name: String, in folder: DirectoryHandle, replacing: Bool = false,
+        patience: UInt64 = SystemCall.lockPatience
+    ) throws(DownloadError) -> PartFile {
+        let destination = folder.path(of: name)
+        guard DirectoryHandle.isEntryName(name) else {
+            throw DownloadError(kind: .cannotWrite(errno: EINVAL), path: destination)
+        }
+        switch folder.facts(name) {
+        case .directory: throw DownloadError(kind: .destinationIsDirectory, path: destination)
+        case .file where !replacing: throw DownloadError(kind: .destinationExists, path: destination)
+        case .file, .missing: break
+        }
+        guard folder.isWritable else { throw DownloadError(kind: .folderNotWritable, path: folder.path) }
+        guard ActiveDestinations.claim(destination) else {
+            throw DownloadError(kind: .destinationBusy, path: destination)
+        }
+        let names = PartNames(for: name)
+        let descriptor: Int32
+        switch folder.openOwnedFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
+        case .success(let opened): descriptor = opened
+        case .failure(let code):
+            ActiveDestinations.release(destination)
+            throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: names.part))
+        }
+        // Another process holds it, or a child being started (by this process, a moment after an
+        // earlier download of it was cancelled) shares its descriptor until it runs its program:
+        // tried again for `patience`, as the manager's journal is.
+        if SystemCall.lockExclusively(descriptor, until: DispatchTime.now().uptimeNanoseconds + patience) != nil {
+            SystemCall.close(descriptor)
+            ActiveDestinations.release(destination)
+            throw DownloadError(kind: .destinationBusy, path: destination)
+        }
+        return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
+    }
+
+    /// Opens the folder of `url` and then `open`s its last component there.
+    static func open(destination url: URL, patience: UInt64 = SystemCall.lockPatience) throws(DownloadError)
+        -> PartFile
+    {
+        let standardized = url.standardizedFileURL
+        let folderPath = standardized.deletingLastPathComponent().path
+        let folder: DirectoryHandle
+        switch DirectoryHandle.open(folderPath) {
+        case .success(let opened): folder = opened
+        case .failure(let error) where error.code == .ENOENT || error.code == .ENOTDIR:
+            throw DownloadError(kind: .folderMissing, path: folderPath)
+        case .failure(let error) where error.code == .EACCES:
+            throw DownloadError(kind: .folderNotWritable, path: folderPath)
+        case .failure(let code): throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folderPath)
+        }
+        return try open(standardized.lastPathComponent, in: folder, patience: patience)
+    }
+
+    private init(folder: DirectoryHandle, name: String, names: PartNames, replacing: Bool, descriptor: Int32) {
+        self.folder = folder
+        self.name = name
+        self.names = names
+        destination = folder.path(of: name)
+        part = folder.path(of: names.part)
+        replacesDestination = replacing
+        self.descriptor = .make(descriptor)
+    }
+
+    /// Runs `body` with the open descriptor, under the lock; fails once the part is closed.
+    private func withDescriptor<Value>(_ body: (Int32) throws(DownloadError) -> Value) throws(DownloadError)
+        -> Value
+    {
+        try descriptor.withLock { descriptor -> Result<Value, DownloadError> in
+            guard let open = descriptor else {
+                return .failure(DownloadError(kind: .cannotWrite(errno: EBADF), path: part))
+            }
+            do throws(DownloadError) {
+                return .success(try body(open))
+            } catch {
+                return .failure(error)
+            }
+        }
+        .get()
+    }
+
+    /// The bytes already in the `.part`.
+    var length: Int64 {
+        (try? withDescriptor { descriptor in
+            var info = stat()
+            return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : 0
+        }) ?? 0
+    }
+
+    /// The metadata written beside the `.part`, when there is a readable one (at most 64 KiB).
+    func readMetadata() -> PartMetadata? {
+        guard case .success(let file) = folder.openOwnedFile(names.metadata, O_RDONLY) else { return nil }
+        defer { SystemCall.close(file) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while data.count <= 64 * 1024 {
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        guard data.count <= 64 * 1024 else { return nil }
+        return try? JSONDecoder().decode(PartMetadata.self, from: data)
+    }
+
+    /// Writes the metadata atomically: to a temporary beside it (mode 0600: it names the URL),
+    /// then renamed over it.
+    func writeMetadata(_ metadata: PartMetadata) throws(DownloadError) {
+        let data = (try? JSONEncoder().encode(metadata)) ?? Data()
+        let temporary = names.metadataTemporary
+        try withDescriptor { _ throws(DownloadError) in
+            folder.unlink(temporary)
+            let file: Int32
+            switch folder.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) {
+            case .success(let opened): file = opened
+            case .failure(let code):
+                throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: temporary))
+            }
+            defer { SystemCall.close(file) }
+            try PartFile.writeAll(data, to: file, path: folder.path(of: temporary))
+            // No fsync: a torn metadata file after a crash fails to decode, and the download then
+            // starts over — never a wrong resume.
+            if let code = folder.rename(temporary, to: names.metadata, replacing: true) {
+                throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: folder.path(of: names.metadata))
+            }
+        }
+    }
+
+    /// Empties the `.part` and forgets its metadata: the download starts over.
+    func truncate() throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            folder.unlink(names.metadata)
+            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
+        }
+    }
+
+    /// Positions the next write at `offset`.
+    func seek(to offset: Int64) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            guard let failure = POSIXFile.writeAll(bytes, to: descriptor) else { return }
+            throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
+        }
+    }
+
+    /// Runs `body` with a descriptor of the `.part` positioned at its start (read-only use: the
+    /// checksum); fails once the part is closed.
+    func reading<Value>(_ body: (Int32) throws -> Value) throws -> Value {
+        let copy = try withDescriptor { descriptor throws(DownloadError) in
+            let copy = dup(descriptor)
+            guard copy >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
+            return copy
+        }
+        defer { SystemCall.close(copy) }
+        return try body(copy)
+    }
+
+    /// Renames the `.part` to the destination's name in one atomic step that never replaces what is
+    /// there (unless `replacesDestination`); then forgets its metadata. With `.system` durability
+    /// the `.part` is flushed to disk first and the folder after. A file or folder that appeared
+    /// under the name fails it with `destinationExists`, the `.part` kept and the other left as it is.
+    func finalize(_ durability: Durability) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            if durability == .system, !DiskSync.sync(descriptor, path: part) {
+                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
+            if folder.facts(name) == .directory {
+                throw DownloadError(kind: .destinationIsDirectory, path: destination)
+            }
+            switch folder.rename(names.part, to: name, replacing: replacesDestination) {
+            case nil: break
+            case .EEXIST?, .ENOTEMPTY?, .EISDIR?: throw DownloadError(kind: .destinationExists, path: destination)
+            case let code?: throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: destination)
+            }
+            if durability == .system { folder.sync() }
+            folder.unlink(names.metadata)
+        }
+    }
+
+    /// Closes the `.part` (releasing its lock) and releases the destination. Only the first call acts.
+    func close() {
+        let open = descriptor.withLock { descriptor -> Int32? in
+            defer { descriptor = nil }
+            if let open = descriptor { SystemCall.close(open) }
+            return descriptor
+        }
+        if open != nil { ActiveDestinations.release(destination) }
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(DownloadError) {
+        let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
+        if let failure { throw DownloadError(kind: .cannotWrite(errno: failure), path: path) }
+    }
+}

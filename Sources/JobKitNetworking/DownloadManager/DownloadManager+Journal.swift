@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+import JobKit
+
+extension DownloadManager {
+    // MARK: Journal
+
+    /// Writes the records waiting in the state machine, in order.
+    ///
+    /// - Throws: the journal's failure (a full disk): the records stay waiting, to be written before
+    ///   the next ones, and the caller does not carry out what they announce. Nothing when closed.
+    func writeJournal() throws(DownloadManagerError) {
+        let result = journal.withLock { box -> Result<Void, DownloadManagerError> in
+            guard let file = box.file else { return .success(()) }
+            return Result { () throws(DownloadManagerError) in try writeJournal(to: file) }
+        }
+        try result.get()
+    }
+
+    /// Writes the waiting records to `file`; the journal lock is held.
+    func writeJournal(to file: JournalFile) throws(DownloadManagerError) {
+        guard let write = state.withLock({ $0.takeJournal() }) else { return }
+        do {
+            try Self.apply(write, to: file)
+        } catch {
+            state.withLock { $0.untake(write) }
+            throw error
+        }
+    }
+
+    static func apply(_ write: Machine.JournalWrite, to file: JournalFile) throws(DownloadManagerError) {
+        switch write {
+        case .append(let records): try file.append(DownloadJournal.encode(records))
+        case .rewrite(let header, let records): try file.replace(with: DownloadJournal.encode(header: header, records))
+        }
+    }
+
+    /// How long a requested sync of the journal waits for more completions to share it.
+    static let syncDelay = DispatchTimeInterval.milliseconds(50)
+
+    /// With `.system` durability, syncs the journal to disk in the background, at most `syncDelay`
+    /// later; requests that arrive before the sync starts share it, so that many completions close
+    /// together cost one sync, not one each. A process killed meanwhile loses nothing: the
+    /// lines are written already; a power loss could lose a `done`, but not the synced `finishing`
+    /// before it, which restores the item as completed. With `.process` nothing is synced.
+    func syncJournalSoon() {
+        guard configuration.durability == .system else { return }
+        let queue = syncQueued.withLock { queued -> Bool in
+            defer { queued = true }
+            return !queued
+        }
+        guard queue else { return }
+        syncQueue.asyncAfter(deadline: .now() + Self.syncDelay) { [self] in
+            syncQueued.withLock { $0 = false }
+            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
+            // and keep the directory locked past `close()` while the sync runs.
+            guard journal.withLock({ $0.file != nil }) else { return }
+            JournalFile.sync(in: folder)
+        }
+    }
+}

@@ -1,0 +1,558 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import JobKit
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Downloads into one directory, at most a few at once, with per-item and total progress, and a
+/// journal in the directory that survives the process: a new manager on the same directory picks
+/// up where a killed one stopped.
+///
+/// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
+/// the network or the result queue. `add` writes the journal before it returns (and syncs it with
+/// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
+/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
+/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one
+/// delivery waits on the result queue: a busy queue gets one update with every event since the
+/// last one (events are never dropped) and the newest snapshot; progress alone is delivered at
+/// most once per `progressInterval`. The manager is retained by its running downloads.
+///
+/// ```swift
+/// let manager = try DownloadManager(directory: folder) { update in   // on the main queue
+///     for event in update.events {
+///         if case .changed(let item) = event { print(item.name, item.state) }
+///     }
+///     print("\(update.totals.received) bytes at \(Int(update.totals.bytesPerSecond)) B/s")
+/// }
+/// try manager.add(url)                                                 // name: the URL's last component
+/// try manager.add(other, name: "other.iso", checksum: Checksum(parsing: "sha-256=…"))
+/// let summary = await manager.waitUntilFinished()
+/// for item in summary.failed { print(item.name, item.state) }          // "failed: HTTP 404 Not Found for …"
+/// ```
+///
+/// **Items.** Each item is a URL downloaded to `directory/name` through `Job<URL>.download` (a
+/// `.part` beside it, validated resume, atomic rename), retried on transient failures
+/// (`Configuration.retry`). At most `maxConcurrent` run at once, and at most `maxPerHost` to one
+/// host; pending items start in the order they were added (or resumed). `suspend`, `resume`,
+/// `cancel` and `remove` act on one item, the `…All` forms on every item. A name is one plain file
+/// name of the directory, taken by one item: adding the same URL, name and checksum again returns
+/// the existing item (and queues it again if it had failed or was cancelled).
+///
+/// **Files.** The manager removes only what it made: an item's `.part` and `.part.meta` (when it is
+/// cancelled or removed, or its checksum did not match), and a file it downloaded when
+/// `remove(_:deletingFile:)` asks. Nothing of a name starts while files of that name are being
+/// removed, so a removal never takes a resumed or re-added item's new `.part`. Once an item's
+/// complete `.part` is taking its name, `cancel` and `suspend` are too late (it ends completed). A directory where the file should go fails that item only (and
+/// stays); so does a file the manager did not download, also one that appears while the item runs
+/// (the rename never replaces), unless the request has `replacesExistingFile`. Every file operation
+/// is relative to the directory's descriptor, for names that are one entry of it.
+///
+/// **Journal.** `.jobkit-downloads.journal` (JSON lines, versioned, described in the DocC article)
+/// records adds, state changes and completions — not progress, which the `.part` holds. The manager
+/// holds an exclusive `flock` on it: a second manager on the directory, in this process or another,
+/// fails with `DownloadManagerError.directoryInUse` (after trying for a quarter of a second). On
+/// open, completed items whose file still has its recorded size stay completed (not fetched again);
+/// a missing one is fetched again; pending, running and suspended items come back as pending (or
+/// suspended), and a partial `.part` resumes through the validated resume.
+///
+/// **Durability.** `Configuration.durability`: `.process` (the default) survives the process being
+/// killed or crashing at any moment, with no `fsync`; `.system` also survives a power loss or an
+/// operating-system crash, syncing each file, its folder and the journal (see `Durability`).
+///
+/// **Closing.** `close()` stops the running downloads and releases the directory. A manager that
+/// is simply released finishes its running downloads first.
+public final class DownloadManager: Sendable {
+    /// The directory the files go to (and the journal is in).
+    public let directory: URL
+    /// How the manager was configured.
+    public let configuration: Configuration
+    /// The journal's file.
+    public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
+
+    /// Problems found in the journal when the manager opened it, one line each (`line 2: item 1
+    /// was dropped: invalid file name '../x': …`): records refused as input (a name that is not one
+    /// plain file name, a URL that is not http(s), a size out of range) and dropped with their items.
+    /// The journal is input, not truth: a planted or corrupt one never makes the manager write
+    /// outside its directory. Empty when the journal was sound.
+    public let journalProblems: [String]
+
+    /// The directory, open: every file operation goes through it (see `DirectoryHandle`).
+    let folder: DirectoryHandle
+    let transport: DownloadTransport
+    /// The AsyncHTTPClient the manager made for itself (no `transport` given): shut
+    /// down when the manager is released, which its running downloads prevent.
+    let ownedHTTPClient: HTTPClient?
+    let onUpdate: @Sendable (Update) -> Void
+    let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
+    /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
+    let journal: LockedBox<JournalBox>
+    /// Unlinks skipped because the journal could not record the change they carry out, and the names
+    /// they clean (which stay marked cleaning: nothing of them starts): done once a journal write
+    /// succeeds again, or the closing compaction does.
+    let owedUnlinks = LockedBox<(unlinks: [String], cleaning: [String])>.make(([], []))
+    /// A sync of the journal is queued and has not started.
+    let syncQueued = LockedBox<Bool>.make(false)
+    let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+
+    /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
+    /// the pending ones.
+    ///
+    /// - Parameters:
+    ///   - directory: where the files go; the manager keeps its journal there.
+    ///   - configuration: width, per-host limit, retry policy, result queue, progress interval.
+    ///   - onUpdate: the events and progress, on the result queue (see the threading contract above).
+    ///     Restored items are reported first, with their states.
+    /// - Throws: `DownloadManagerError.directoryInUse` when another manager has the directory open;
+    ///   `.unsupportedJournal` for a journal of a newer version (left as it is); `.cannotUseDirectory`
+    ///   when the directory or its journal cannot be made, read or written.
+    public init(
+        directory: URL, configuration: Configuration = Configuration(),
+        onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
+    ) throws(DownloadManagerError) {
+        let directory = directory.standardizedFileURL
+        self.directory = directory
+        self.configuration = configuration
+        self.onUpdate = onUpdate
+        let folder = try JournalFile.openFolder(directory)
+        self.folder = folder
+        let (file, data) = try JournalFile.open(
+            in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
+        var contents: DownloadJournal.Contents
+        do {
+            contents = try DownloadJournal.parse(data)
+        } catch {
+            file.close()
+            switch error {
+            case .notAJournal: throw .unsupportedJournal(file.path, reason: "it is not a JobKit download journal")
+            case .unsupportedVersion(let version):
+                throw .unsupportedJournal(
+                    file.path,
+                    reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
+            }
+        }
+        journalProblems = contents.problems
+        var partLengths: [UInt64: Int64] = [:]
+        for index in contents.entries.indices {
+            let entry = contents.entries[index]
+            let parts = PartNames(for: entry.name)
+            let part = folder.facts(parts.part)
+            let status = Self.restoredStatus(entry, file: folder.facts(entry.name), partExists: part != .missing)
+            contents.entries[index].status = status
+            // A completed file that changed since is somebody else's now: never replaced.
+            if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
+            if case .file(let size) = part { partLengths[entry.id] = size }
+            // What a process killed while writing metadata or finalizing leaves: nothing reads it
+            // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.
+            folder.unlink(parts.metadataTemporary)
+            if part == .missing { folder.unlink(parts.metadata) }
+        }
+        // What a process killed between a `remove` or `cancel` record and its unlinks left: the
+        // journal says the item is gone, so its `.part` is nobody's.
+        for name in contents.leftovers {
+            for sidecar in PartNames(for: name).all { folder.unlink(sidecar) }
+        }
+        // The journal is rewritten from what it said before anything runs: torn lines go.
+        let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
+        try file.replace(with: DownloadJournal.encode(header: header, records))
+        // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
+        if let transport = configuration.transport {
+            self.transport = transport
+            ownedHTTPClient = nil
+        } else {
+            let http = DownloadHTTPClient.make()
+            transport = .asyncHTTPClient(http)
+            ownedHTTPClient = http
+        }
+        var machine = DownloadManagerStateMachine<JobHandle>(
+            directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
+            interval: configuration.progressInterval, window: configuration.speedWindow,
+            startsRestored: configuration.startsRestoredItems)
+        let actions = machine.restore(contents, partLengths: partLengths, now: Self.now())
+        state = .make(machine)
+        journal = .make(JournalBox(file: file))
+        perform(actions)
+    }
+
+    // MARK: Adding
+
+    /// Adds one download; see `add(contentsOf:)`.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - name: the file name in the directory; nil: the URL's last path component.
+    ///   - checksum: the digest the file must have; a mismatch fails the item and removes the file.
+    /// - Returns: the new item's id (or the existing item's, for the same URL, name and checksum).
+    @discardableResult
+    public func add(_ url: URL, name: String? = nil, checksum: Checksum? = nil) throws(DownloadManagerError)
+        -> ItemID
+    {
+        try add(contentsOf: [Request(url: url, name: name, checksum: checksum)])[0]
+    }
+
+    /// Adds downloads, all or none: every request is checked first, then all are recorded in the
+    /// journal with one write (and one sync, with `.system` durability), and they start as slots
+    /// free up.
+    ///
+    /// A request with the URL, name and checksum of an item the manager already has is that item:
+    /// its id is returned, and a failed or cancelled one is queued again (a completed one is not
+    /// fetched again).
+    ///
+    /// - Returns: the ids, one per request, in order.
+    /// - Throws: `DownloadManagerError.unsupportedURL`, `.invalidName` (empty, `..`, a `/`, a name
+    ///   kept for the journal or a `.part`), `.nameTaken` (by another URL or checksum), `.closed`,
+    ///   or `.cannotUseDirectory` when the journal cannot be written. Nothing is added then.
+    @discardableResult
+    public func add(contentsOf requests: [Request]) throws(DownloadManagerError) -> [ItemID] {
+        let result = journal.withLock { box -> Result<([ItemID], Machine.Actions), DownloadManagerError> in
+            guard let file = box.file else { return .failure(.closed) }
+            do throws(DownloadManagerError) {
+                let prepared = try state.withLock { machine in
+                    Result { () throws(DownloadManagerError) in try machine.prepare(requests) }
+                }.get()
+                // Records of earlier changes go first, in order.
+                try writeJournal(to: file)
+                let records = Machine.records(of: prepared)
+                // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
+                if !records.isEmpty { try file.appendSynced(DownloadJournal.encode(records)) }
+                return .success(state.withLock { $0.commit(prepared, now: Self.now()) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (ids, actions) = try result.get()
+        _ = perform(actions)
+        return ids
+    }
+
+    // MARK: Controls
+
+    /// Suspends a pending or running item: it stops, keeping its `.part`, until `resume`. Does
+    /// nothing for an item in another state, or one whose complete `.part` is already taking its
+    /// name (that item ends completed).
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written (the change holds in memory and is written with the next record).
+    public func suspend(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.suspend(id, now: now) }
+    }
+
+    /// Queues a suspended, failed or cancelled item again (a partial `.part` resumes where it ends).
+    /// An item whose run was just stopped starts once that run has let go of its `.part`. Does
+    /// nothing for a pending, running or completed item.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`.
+    public func resume(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.resume(id, now: now) }
+    }
+
+    /// Cancels an item that is not completed: it stops and its `.part` is removed; it stays in the
+    /// list as `cancelled` (`resume` starts it over). Does nothing for a completed item, nor for one
+    /// whose complete (and verified) `.part` is already taking its name: the cancel is too late, and
+    /// the item ends completed with its file, as if it had arrived a moment earlier.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written: the item is cancelled, but its `.part` is left until the record
+    ///   is written (journal first: a crash must not find a `.part` gone that the journal still resumes).
+    public func cancel(_ id: ItemID) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.cancel(id, now: now) }
+    }
+
+    /// Removes an item from the manager (and its journal): a running one stops, and its `.part` is
+    /// removed. A completed item's file stays, unless `deletingFile` is true (then it is removed if
+    /// the manager downloaded it). Its name is free again: an item added under it starts once the
+    /// removed item's files are gone.
+    ///
+    /// An item whose complete `.part` is already taking its name is not stopped: it is removed
+    /// from the list at once, and its file is then treated as a completed item's (removed only
+    /// when `deletingFile` is true).
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`; `.cannotUseDirectory` when the
+    ///   journal cannot be written: the item is removed from the list, but no file is unlinked until
+    ///   the record is written (a crash would otherwise bring the item back with its files gone).
+    public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in
+            try machine.remove(id, deletingFile: deletingFile, now: now)
+        }
+    }
+
+    /// Suspends every pending and running item.
+    public func suspendAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.suspend(id, now: now) }
+    }
+
+    /// Queues every suspended, failed and cancelled item again.
+    public func resumeAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.resume(id, now: now) }
+    }
+
+    /// Cancels every item that is not completed.
+    public func cancelAll() {
+        all { machine, id, now throws(DownloadManagerError) in try machine.cancel(id, now: now) }
+    }
+
+    /// Removes every item; see `remove(_:deletingFile:)`.
+    public func removeAll(deletingFiles: Bool = false) {
+        all { machine, id, now throws(DownloadManagerError) in
+            try machine.remove(id, deletingFile: deletingFiles, now: now)
+        }
+    }
+
+    /// Changes the width, effective at once: raising it starts pending items now; lowering it lets
+    /// running ones finish. Below 1 counts as 1.
+    public func setMaxConcurrent(_ maxConcurrent: Int) {
+        _ = perform(state.withLock { $0.setLimit(maxConcurrent, now: Self.now()) })
+    }
+
+    /// The current width.
+    public var maxConcurrent: Int { state.withLock { $0.limit } }
+
+    // MARK: Reading
+
+    /// Every item now, in the order added.
+    public var items: [Item] {
+        state.withLock { machine in machine.ids.map { machine.item($0, now: Self.now()) } }
+    }
+
+    /// The item `id` now, or nil if there is none.
+    public func item(_ id: ItemID) -> Item? {
+        state.withLock { $0.itemIfAny(id, now: Self.now()) }
+    }
+
+    /// Every item added up, now.
+    public var totals: Totals {
+        state.withLock { $0.summary(now: Self.now()).totals }
+    }
+
+    /// Suspends until nothing is pending, running or verifying — at once if nothing is — and
+    /// returns where every item ended up. Returns early, with the summary then, when the manager is
+    /// closed or the awaiting task is cancelled.
+    public func waitUntilFinished() async -> Summary {
+        let waiter = state.withLock { $0.makeWaiterID() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if let summary = state.withLock({ $0.addWaiter(waiter, continuation, now: Self.now()) }) {
+                    continuation.resume(returning: summary)
+                }
+            }
+        } onCancel: {
+            if let (continuation, summary) = state.withLock({ $0.cancelWaiter(waiter, now: Self.now()) }) {
+                continuation.resume(returning: summary)
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    deinit {
+        ownedHTTPClient?.shutdown(queue: .global()) { _ in }
+    }
+
+    /// Stops the manager: running downloads are cancelled (their `.part`s stay, and the journal
+    /// keeps them pending for the next manager), the `.part`s of cancelled items are removed, the
+    /// journal is compacted and closed, and the directory is free for another manager when this
+    /// returns: a stopped run that reports its end later touches no file. Waiters get the summary; every
+    /// method that changes items then throws `.closed`. Updates already queued are still delivered.
+    /// Calling it again does nothing.
+    public func close() {
+        let actions = state.withLock { $0.close(now: Self.now()) }
+        for handle in actions.cancels { handle.cancel() }
+        let compacted = journal.withLock { box -> Bool in
+            guard let file = box.file else { return false }
+            defer {
+                file.close()
+                box.file = nil
+            }
+            do {
+                try Self.apply(state.withLock { $0.compacted() }, to: file)
+                return true
+            } catch {
+                return false
+            }
+        }
+        // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
+        if compacted {
+            let owed = owedUnlinks.withLock { owed in
+                defer { owed = ([], []) }
+                return owed.unlinks
+            }
+            for name in owed + actions.unlinks { folder.unlink(name) }
+        }
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    /// Stops as a crash would: the journal is closed as it is (nothing more is written, nothing is
+    /// compacted) and the runs are cancelled, so that a new manager can open the directory.
+    func abandonForTesting() {
+        journal.withLock { box in
+            box.file?.close()
+            box.file = nil
+        }
+        let actions = state.withLock { $0.close(now: Self.now()) }
+        for handle in actions.cancels { handle.cancel() }
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    // MARK: Running
+
+    typealias Machine = DownloadManagerStateMachine<JobHandle>
+
+    private func control(
+        _ transition: (inout Machine, UInt64) throws(DownloadManagerError) -> Machine.Actions
+    ) throws(DownloadManagerError) {
+        let result = state.withLock { machine in
+            Result { () throws(DownloadManagerError) in try transition(&machine, Self.now()) }
+        }
+        if let failure = perform(try result.get()) { throw failure }
+    }
+
+    private func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
+        let actions = state.withLock { machine -> Machine.Actions in
+            var actions = Machine.Actions()
+            let now = Self.now()
+            machine.holdStarts()
+            for id in machine.ids {
+                if let more = try? transition(&machine, id, now) { actions.merge(more) }
+            }
+            actions.merge(machine.releaseStarts(now: now))
+            return actions
+        }
+        _ = perform(actions)
+    }
+
+    /// Carries out what a transition asked, with no lock held. The journal is written first, or
+    /// nothing is unlinked: a process killed after an unlink finds the change that made it (a removed
+    /// item does not come back as completed, with its file gone).
+    ///
+    /// - Returns: the journal's failure, when its records could not be written (they are written
+    ///   with the next ones; the unlinks they announce were skipped).
+    @discardableResult
+    private func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
+        var failure: DownloadManagerError?
+        if actions.writesJournal {
+            do throws(DownloadManagerError) {
+                try writeJournal()
+            } catch {
+                failure = error
+            }
+        }
+        // Not before the journal says why: while a record is unwritten, unlinks are owed, with their
+        // names held, until a journal write succeeds; then they are done, in order. Decided before the
+        // cancels: a cancelled run may end, and ask for its own unlinks, at once on another thread.
+        let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
+            let owing = failure != nil || (!actions.writesJournal && !(owed.unlinks.isEmpty && owed.cleaning.isEmpty))
+            owed.unlinks += actions.unlinks
+            owed.cleaning += actions.cleaning
+            guard !owing else { return ([], []) }
+            defer { owed = ([], []) }
+            return owed
+        }
+        if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
+        for handle in actions.cancels { handle.cancel() }
+        if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
+        for name in unlinks { folder.unlink(name) }
+        // What waited for these unlinks (a resumed or re-added item of the name) may start now.
+        if !cleaning.isEmpty {
+            perform(state.withLock { $0.cleaned(cleaning, now: Self.now()) })
+        }
+        for start in actions.starts { launch(start) }
+        if actions.syncsJournal { syncJournalSoon() }
+        schedule(actions.wake)
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+        return failure
+    }
+
+    /// Starts the run of an item.
+    private func launch(_ start: Machine.Start) {
+        // Suspended, cancelled or removed since it was claimed (by an `…All` that freed the slot
+        // it took, say): it never starts, and reports its end for what its cancellation left.
+        guard state.withLock({ $0.isCurrent(start.id, start.generation) }) else {
+            return ended(start, .failure(JobError.cancelled))
+        }
+        let file = directory.appendingPathComponent(start.name, isDirectory: false)
+        // A file under the name (the journal's word that it is the manager's is not proof enough to
+        // replace it): only a request that said so replaces one. The rename checks again.
+        if !start.replacesFile, case .file = folder.facts(start.name) {
+            let failure = ItemError(
+                kind: .fileInTheWay,
+                message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
+            // Not inline: the next item starts from there, and a long run of them would nest.
+            configuration.queue.async { [self] in ended(start, .failure(failure)) }
+            return
+        }
+        let id = start.id
+        let generation = start.generation
+        let hooks = DownloadHooks(
+            began: { [self] offset, total in
+                schedule(
+                    state.withLock {
+                        $0.began(id, generation: generation, offset: offset, total: total, now: Self.now())
+                    })
+            },
+            received: { [self] count in
+                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: Self.now()) })
+                {
+                    schedule(wake)
+                }
+            },
+            beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) })
+        var job = Job<URL>.download(
+            from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
+            hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile)
+        let retry = configuration.retry
+        if retry.attempts > 1 {
+            job = job.retryingTransientFailures(
+                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter)
+        }
+        let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
+            ended(start, result)
+        }
+        if let stale = state.withLock({ $0.attach(handle, to: id, generation: generation) }) { stale.cancel() }
+    }
+
+    /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
+    private func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
+        if let checksum = start.checksum {
+            schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: Self.now()) })
+            let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
+            guard actual == checksum else {
+                throw ItemError(
+                    kind: .checksumMismatch,
+                    message:
+                        "checksum mismatch for \(start.name) from \(start.url.redactedString): expected \(checksum), "
+                        + "got \(actual); the file was removed")
+            }
+        }
+        guard state.withLock({ $0.finishing(start.id, generation: start.generation, size: length) }) else {
+            throw JobError.cancelled
+        }
+        // Journal first, or nothing: without its `finishing` record the file does not take its name
+        // (the run fails, keeping its `.part`; the record is written with the next ones).
+        try writeJournal()
+        if configuration.durability == .system {
+            // The record is on disk before the rename: after a power loss the file is the manager's.
+            // Synced through a descriptor of its own, with no lock held: other items' journal
+            // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
+            if journal.withLock({ $0.file != nil }) { JournalFile.sync(in: folder) }
+        }
+        configuration.testHooks.afterFinishing(start.id)
+    }
+
+    private func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {
+        let outcome: Machine.Outcome
+        switch result {
+        case .success: outcome = .completed
+        case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
+        case .failure(let error): outcome = .failed(ItemError(error))
+        }
+        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: Self.now()) })
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

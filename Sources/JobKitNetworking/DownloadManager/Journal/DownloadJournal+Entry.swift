@@ -1,0 +1,24 @@
+import Foundation
+
+extension DownloadJournal {
+    /// What the journal says of one item.
+    struct Entry: Equatable {
+        enum Status: Equatable {
+            case pending
+            case suspended
+            case cancelled
+            case failed(DownloadManager.ItemError)
+            /// The `.part` of this size was about to be renamed to the name when the journal ended.
+            case finishing(size: Int64)
+            case completed(size: Int64)
+        }
+
+        var id: UInt64
+        var url: URL
+        var name: String
+        var checksum: Checksum?
+        var status: Status
+        /// A `finishing` or `done` record was written: the file under the name is the manager's.
+        var ownsFile = false
+    }
+}

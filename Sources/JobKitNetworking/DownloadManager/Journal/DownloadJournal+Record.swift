@@ -1,0 +1,40 @@
+import Foundation
+
+extension DownloadJournal {
+    /// One line after the header.
+    struct Record: Codable, Equatable {
+        enum Op: String, Codable {
+            case add, state, finishing, done, remove
+        }
+
+        var op: Op
+        var id: UInt64
+        var url: String?
+        var name: String?
+        var checksum: String?
+        var state: String?
+        var kind: String?
+        var reason: String?
+        var status: Int?
+        var size: Int64?
+
+        static func add(_ id: UInt64, url: URL, name: String, checksum: Checksum?) -> Record {
+            Record(op: .add, id: id, url: url.absoluteString, name: name, checksum: checksum?.description)
+        }
+
+        static func state(_ id: UInt64, _ status: Entry.Status) -> Record {
+            var record = Record(op: .state, id: id)
+            switch status {
+            case .pending, .finishing, .completed: record.state = "pending"
+            case .suspended: record.state = "suspended"
+            case .cancelled: record.state = "cancelled"
+            case .failed(let failure):
+                record.state = "failed"
+                record.kind = failure.kind.rawValue
+                record.reason = failure.message
+                record.status = failure.status
+            }
+            return record
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Dispatch
+import Foundation
+import JobKit
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The open journal file, holding the directory's exclusive `flock`. Created 0600 (it names the
+/// URLs, which may carry tokens); one found with wider permissions is narrowed to 0600.
+///
+/// Not thread-safe: the manager uses it under its journal lock.
+final class JournalFile {
+    /// The directory's path, for messages.
+    var directory: String { folder.path }
+    /// The journal's path, for messages.
+    var path: String { folder.path(of: DownloadJournal.fileName) }
+    let folder: DirectoryHandle
+    /// `.system`: `sync` and `replace` flush to disk; `.process`: they do not.
+    let durability: Durability
+    private(set) var descriptor: Int32
+    /// Asked before each write, sync or rewrite: an `errno` to fail with (tests inject a full disk).
+    private let injectedFailure: @Sendable () -> Int32?
+
+    /// The journal's length in bytes, as this process wrote it.
+    private var length: Int64 = 0
+
+    private init(
+        folder: DirectoryHandle, durability: Durability, descriptor: Int32,
+        injectedFailure: @escaping @Sendable () -> Int32?
+    ) {
+        self.folder = folder
+        self.durability = durability
+        self.descriptor = descriptor
+        self.injectedFailure = injectedFailure
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Opens the directory at `directory` (creating it if needed) for a manager.
+    ///
+    /// - Throws: `.cannotUseDirectory` when it cannot be made or opened, or is not a directory.
+    static func openFolder(_ directory: URL) throws(DownloadManagerError) -> DirectoryHandle {
+        let path = directory.standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotUseDirectory(path, reason: "cannot create it (\(error.localizedDescription))")
+        }
+        switch DirectoryHandle.open(path) {
+        case .success(let folder): return folder
+        case .failure(let error) where error.code == .ENOTDIR:
+            throw .cannotUseDirectory(path, reason: "not a directory")
+        case .failure(let code): throw .cannotUseDirectory(path, reason: SystemCall.errorText(code.code.rawValue))
+        }
+    }
+
+    /// Opens (creating if needed) the journal of `directory`, locked, and reads it.
+    static func open(
+        directory: URL, durability: Durability = .process
+    ) throws(DownloadManagerError) -> (JournalFile, Data) {
+        try open(in: openFolder(directory), durability: durability)
+    }
+
+    /// Opens (creating if needed) the journal in `folder`, locked, and reads it.
+    ///
+    /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
+    ///   the journal cannot be made, opened or read.
+    static func open(
+        in folder: DirectoryHandle, durability: Durability = .process,
+        injectedFailure: @escaping @Sendable () -> Int32? = { nil }
+    ) throws(DownloadManagerError) -> (JournalFile, Data) {
+        let name = DownloadJournal.fileName
+        // The lock is on the journal's inode; compaction renames a new, already locked file over it.
+        // A lock won on an inode that was renamed away meanwhile is worthless: check and try again.
+        // A lock that is busy is tried again for a moment (`SystemCall.lockPatience`).
+        let deadline = DispatchTime.now().uptimeNanoseconds + SystemCall.lockPatience
+        var renamedAway = 0
+        while true {
+            let descriptor: Int32
+            // Only a regular file with one link: never a FIFO (which would block), nor a file
+            // hard-linked from elsewhere (whose mode and bytes are somebody else's).
+            switch folder.openOwnedFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
+            case .success(let opened): descriptor = opened
+            case .failure(let error):
+                let reason =
+                    switch error.code {
+                    case .EINVAL: "it is not a regular file"
+                    case .EMLINK: "it has other hard links, so it is not the manager's"
+                    default: SystemCall.errorText(error.code.rawValue)
+                    }
+                throw .cannotUseDirectory(folder.path, reason: "cannot open \(folder.path(of: name)): \(reason)")
+            }
+            if let code = SystemCall.lockExclusively(descriptor, until: deadline) {
+                SystemCall.close(descriptor)
+                guard code == EWOULDBLOCK else {
+                    throw .cannotUseDirectory(folder.path, reason: SystemCall.errorText(code))
+                }
+                throw .directoryInUse(folder.path)
+            }
+            var opened = stat()
+            var named = stat()
+            guard fstat(descriptor, &opened) == 0, fstatat(folder.descriptor, name, &named, AT_SYMLINK_NOFOLLOW) == 0,
+                opened.st_ino == named.st_ino, opened.st_dev == named.st_dev
+            else {
+                SystemCall.close(descriptor)
+                renamedAway += 1
+                if renamedAway > 16 { throw .directoryInUse(folder.path) }
+                continue
+            }
+            if opened.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
+            let file = JournalFile(
+                folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
+            return (file, try file.readAll())
+        }
+    }
+
+    /// The largest journal a manager reads (1 GiB): a bigger one was not written by a manager.
+    static let maximumLength = 1 << 30
+
+    private func readAll() throws(DownloadManagerError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            if count == 0 {
+                length = Int64(data.count)
+                return data
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .cannotUseDirectory(directory, reason: "cannot read \(path): \(SystemCall.errorText(errno))")
+            }
+            data.append(contentsOf: buffer[0..<count])
+            offset += off_t(count)
+            guard data.count <= Self.maximumLength else {
+                throw .unsupportedJournal(path, reason: "it is larger than \(Self.maximumLength >> 20) MiB")
+            }
+        }
+    }
+
+    /// Appends `data` (whole lines) with one write.
+    ///
+    /// A write that fails part-way (a full disk) is cut back off, so that the next line does not
+    /// land on a torn one.
+    func append(_ data: Data) throws(DownloadManagerError) {
+        guard descriptor >= 0 else { throw .closed }
+        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
+        if let failure {
+            _ = ftruncate(descriptor, off_t(length))
+            throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(SystemCall.errorText(failure))")
+        }
+        length += Int64(data.count)
+    }
+
+    /// Appends `data` and syncs it (with `.system` durability): all or nothing — when the sync
+    /// fails, the lines are cut back off, so that no record of a failed call is honoured later.
+    func appendSynced(_ data: Data) throws(DownloadManagerError) {
+        let before = length
+        try append(data)
+        do {
+            try sync()
+        } catch {
+            if ftruncate(descriptor, off_t(before)) == 0 { length = before }
+            throw error
+        }
+    }
+
+    /// Flushes the journal to disk (with `.system` durability; else does nothing).
+    func sync() throws(DownloadManagerError) {
+        guard descriptor >= 0 else { throw .closed }
+        guard durability == .system else { return }
+        if let failure = injectedFailure() {
+            throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(SystemCall.errorText(failure))")
+        }
+        guard DiskSync.sync(descriptor, path: path) else {
+            throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(SystemCall.errorText(errno))")
+        }
+    }
+
+    /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock);
+    /// best effort.
+    static func sync(in folder: DirectoryHandle) {
+        guard case .success(let file) = folder.openFile(DownloadJournal.fileName, O_RDONLY) else { return }
+        _ = DiskSync.sync(file, path: folder.path(of: DownloadJournal.fileName))
+        SystemCall.close(file)
+    }
+
+    /// Replaces the journal with `data`: written to a temporary file (0600) that is locked first,
+    /// renamed over the journal (with `.system` durability: synced before, and the folder synced
+    /// after). The old file's descriptor is closed.
+    func replace(with data: Data) throws(DownloadManagerError) {
+        guard descriptor >= 0 else { throw .closed }
+        let temporary = DownloadJournal.fileName + ".tmp"
+        let temporaryPath = folder.path(of: temporary)
+        folder.unlink(temporary)
+        let fresh: Int32
+        switch folder.openFile(temporary, O_RDWR | O_CREAT | O_EXCL | O_APPEND, mode: 0o600) {
+        case .success(let opened): fresh = opened
+        case .failure(let code):
+            throw .cannotUseDirectory(
+                directory, reason: "cannot write \(temporaryPath): \(SystemCall.errorText(code.code.rawValue))")
+        }
+        // One try, no waiting: the file was just made (`O_EXCL`), so a lock on it is another manager's.
+        guard SystemCall.lockExclusively(fresh, until: 0) == nil else {
+            SystemCall.close(fresh)
+            throw .directoryInUse(directory)
+        }
+        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: fresh) }
+        var code = failure
+        if code == nil, durability == .system, !DiskSync.sync(fresh, path: temporaryPath) { code = errno }
+        if code == nil, let renameFailure = folder.rename(temporary, to: DownloadJournal.fileName, replacing: true) {
+            code = renameFailure.rawValue
+        }
+        if let code {
+            SystemCall.close(fresh)
+            folder.unlink(temporary)
+            throw .cannotUseDirectory(directory, reason: "cannot rewrite \(path): \(SystemCall.errorText(code))")
+        }
+        if durability == .system { folder.sync() }
+        SystemCall.close(descriptor)
+        descriptor = fresh
+        length = Int64(data.count)
+    }
+
+    /// Closes the journal, releasing the directory's lock. Only the first call acts.
+    func close() {
+        guard descriptor >= 0 else { return }
+        SystemCall.close(descriptor)
+        descriptor = -1
+    }
+}

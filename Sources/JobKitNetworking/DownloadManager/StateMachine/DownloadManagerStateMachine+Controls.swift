@@ -1,0 +1,161 @@
+import Foundation
+import JobKit
+
+extension DownloadManagerStateMachine {
+    // MARK: Controls
+
+    /// Suspends a pending or running item (a running one's run is cancelled, its `.part` kept).
+    mutating func suspend(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        switch entry.phase {
+        case .pending, .running: break
+        default: return Actions()
+        }
+        // Too late: its file is complete and taking its name; it ends completed.
+        guard !isFinalizing(entry) else { return Actions() }
+        holdNameUntilEnded(entry)
+        var actions = transition(id, to: .suspended, now: now)
+        record(.state(id.rawValue, .suspended))
+        actions.writesJournal = true
+        claimStarts(now: now, into: &actions)
+        actions.merge(checkDrain(now: now))
+        return actions
+    }
+
+    /// Queues a suspended, failed or cancelled item again.
+    mutating func resume(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard entries[id] != nil else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        var actions = requeue(id, now: now)
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Cancels an item that is not completed: its run is cancelled and its `.part` removed.
+    mutating func cancel(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        switch entry.phase {
+        case .completed, .cancelled: return Actions()
+        default: break
+        }
+        // Too late: its file is complete and taking its name; it ends completed.
+        guard !isFinalizing(entry) else { return Actions() }
+        entries[id]?.received = 0
+        entries[id]?.expected = nil
+        holdNameUntilEnded(entry)
+        var actions = transition(id, to: .cancelled, now: now)
+        clean(entry.name, partFiles(of: entry), into: &actions)
+        unlinkPartWhenEnded(entry)
+        record(.state(id.rawValue, .cancelled))
+        actions.writesJournal = true
+        claimStarts(now: now, into: &actions)
+        actions.merge(checkDrain(now: now))
+        return actions
+    }
+
+    /// Forgets an item: its run is cancelled, its `.part` removed, and its file too when
+    /// `deletingFile` and the manager downloaded it.
+    mutating func remove(_ id: ItemID, deletingFile: Bool, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        let removed = item(id, now: now)
+        var actions = Actions()
+        if case .running(let run) = entry.phase, isFinalizing(entry) {
+            // Its file is complete and taking its name: the run is left to end, and then the file is
+            // treated as a completed item's (removed when `deletingFile`). The name waits till then.
+            afterEnd[run.generation] = .removedWhileFinalizing(name: entry.name, deletingFile: deletingFile)
+            cleaning[entry.name, default: 0] += 1
+        } else {
+            if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
+            holdNameUntilEnded(entry)
+            unlinkPartWhenEnded(entry)
+            if case .completed = entry.phase {
+                if deletingFile, entry.ownsFile { clean(entry.name, [file(of: entry)], into: &actions) }
+            } else {
+                clean(entry.name, partFiles(of: entry), into: &actions)
+            }
+        }
+        leave(entry)
+        entries[id] = nil
+        names[entry.name] = nil
+        order.removeAll { $0 == id }
+        record(DownloadJournal.Record(op: .remove, id: id.rawValue))
+        actions.writesJournal = true
+        actions.wake(outbox.note(.removed(removed)))
+        claimStarts(now: now, into: &actions)
+        actions.merge(checkDrain(now: now))
+        return actions
+    }
+
+    /// The unlinks of `names` (an `Actions.cleaning`) are done: what waited for them may start.
+    mutating func cleaned(_ names: [String], now: UInt64) -> Actions {
+        for name in names {
+            guard let count = cleaning[name] else { continue }
+            cleaning[name] = count > 1 ? count - 1 : nil
+        }
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        actions.merge(checkDrain(now: now))
+        return actions
+    }
+
+    /// Whether the files of `name` are being unlinked.
+    func isCleaning(_ name: String) -> Bool { cleaning[name] != nil }
+
+    /// Every item's id, in the order added.
+    var ids: [ItemID] { order }
+
+    /// Starts nothing until `releaseStarts`: an operation on every item frees no slot that the
+    /// next item takes only to be stopped in turn.
+    mutating func holdStarts() { holdsStarts = true }
+
+    /// Starts what the held operations made room for.
+    mutating func releaseStarts(now: UInt64) -> Actions {
+        holdsStarts = false
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Changes the width; raising it starts pending items now.
+    mutating func setLimit(_ newLimit: Int, now: UInt64) -> Actions {
+        limit = max(newLimit, 1)
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Closes the manager: running items go back to pending (in memory; the journal already says
+    /// so) and their runs are cancelled; waiters get the summary; nothing starts any more. The
+    /// `.part`s that stopped runs were to remove when they end are removed now (by the caller,
+    /// before the directory is released): a run ending after `close()` touches no file, since a
+    /// new manager may own the directory by then.
+    mutating func close(now: UInt64) -> Actions {
+        guard !isClosed else { return Actions() }
+        var actions = Actions()
+        for (_, after) in afterEnd {
+            guard case .removePart(let name, let paths) = after else { continue }
+            if let id = names[name], let phase = entries[id]?.phase, !phase.isCancelled { continue }
+            actions.unlinks += paths
+        }
+        afterEnd = [:]
+        stopping = [:]
+        for id in order {
+            guard let entry = entries[id], case .running(let run) = entry.phase else { continue }
+            if let handle = run.handle { actions.cancels.append(handle) }
+            leave(entry)
+            entries[id]?.phase = .pending(ticket: 0)
+            pendingCount += 1
+        }
+        isClosed = true
+        let summary = summary(now: now)
+        for (id, waiter) in waiters {
+            actions.waiters.append((waiter, summary))
+            openWaiters.remove(id)
+        }
+        waiters = [:]
+        return actions
+    }
+}

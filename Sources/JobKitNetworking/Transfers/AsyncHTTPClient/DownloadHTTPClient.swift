@@ -1,0 +1,19 @@
+import AsyncHTTPClient
+
+/// The configuration of the AsyncHTTPClient a `DownloadManager` makes for itself: no limit of its
+/// own on connections per host (the manager's `maxConcurrent`, as `setMaxConcurrent` changes it,
+/// and `maxPerHost` bound them: a second, fixed limit would only make downloads wait in the
+/// client's pool, and fail there), the body as sent (no decompression), redirects followed, and a
+/// transfer that stays silent for a minute fails as timed out (and is retried as transient).
+/// AsyncHTTPClient keeps trying a refused connection until the connect timeout (its issue 743), so
+/// that is its default 10 s.
+enum DownloadHTTPClient {
+    static func make() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 10, allowCycles: false),
+            timeout: .init(connect: .seconds(10), read: .seconds(60)))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = .max
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+}

@@ -1,0 +1,48 @@
+import AsyncHTTPClient
+import Foundation
+import JobKit
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a download's bytes come through.
+///
+/// **Threading.** A download's body is written on the transport's own thread, one callback at a
+/// time, never on a SwiftNIO event loop: SwiftNIO's blocking-I/O thread pool
+/// (`NIOThreadPool.singleton`) for `asyncHTTPClient`, the client's serial delegate queue for
+/// `urlSession`. The download's run completes on the queue it was performed on.
+///
+/// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them and are
+///   written to the `.part` in order; once 1 MiB of a body waits for the disk, the next chunk is
+///   read only when some is written (memory stays bounded however slow the disk). On Linux it is
+///   much faster than FoundationNetworking (measured in BENCHMARKS.md). The client's own
+///   configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
+///   connections per host — a download waiting for one of its connections waits (AsyncHTTPClient's
+///   `getConnectionFromPoolTimeout` queues it again), it never fails for waiting. Whoever made the
+///   client shuts it down, after the downloads ended.
+/// - `urlSession`: a `TransferClient` (URLSession): its configuration, headers, credentials and
+///   challenge delegate apply.
+///
+/// ```swift
+/// let http = HTTPClient(eventLoopGroupProvider: .singleton)
+/// let file = try await Job<URL>.download(from: url, to: destination, transport: .asyncHTTPClient(http)).value
+/// try await http.shutdown()
+/// ```
+public enum DownloadTransport: Sendable {
+    /// Through an AsyncHTTPClient `HTTPClient`.
+    case asyncHTTPClient(HTTPClient)
+    /// Through a `TransferClient`'s URLSession.
+    case urlSession(TransferClient)
+
+    /// Sends `request` (a GET) and feeds its response to `handler`; cancelled with the run of
+    /// `controller`. The handler's callbacks come one at a time, on the transport's own thread.
+    func start(_ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller) {
+        switch self {
+        case .urlSession(let client):
+            client.start(client.session.dataTask(with: request), handler: handler, for: controller)
+        case .asyncHTTPClient(let client):
+            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller)
+        }
+    }
+}

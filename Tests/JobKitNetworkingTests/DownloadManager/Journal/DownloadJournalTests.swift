@@ -1,0 +1,188 @@
+import Foundation
+import JobKitTestSupport
+import Testing
+
+@testable import JobKitNetworking
+
+/// The journal's format, alone, and the file that holds the directory's lock.
+@Suite struct DownloadJournalTests {
+    typealias Entry = DownloadJournal.Entry
+
+    static let entries: [Entry] = [
+        Entry(
+            id: 1, url: URL(string: "https://a.example/done.bin")!, name: "done.bin",
+            checksum: try! Checksum(sha256: String(repeating: "0f", count: 32)), status: .completed(size: 42),
+            ownsFile: true),
+        Entry(id: 2, url: URL(string: "https://a.example/part.bin")!, name: "part.bin", status: .pending),
+        Entry(id: 3, url: URL(string: "https://b.example/held.bin")!, name: "held.bin", status: .suspended),
+        Entry(
+            id: 5, url: URL(string: "https://b.example/x")!, name: "x",
+            status: .failed(
+                .init(kind: .httpStatus, message: "HTTP 404 Not Found for https://b.example/x", status: 404))),
+        Entry(id: 6, url: URL(string: "https://b.example/c")!, name: "c", status: .cancelled),
+        Entry(id: 7, url: URL(string: "https://b.example/again")!, name: "again", status: .pending, ownsFile: true),
+    ]
+
+    static func journal(_ entries: [Entry] = entries, nextID: UInt64 = 9) -> Data {
+        let (header, records) = DownloadJournal.compacted(entries, nextID: nextID)
+        return DownloadJournal.encode(header: header, records)
+    }
+
+    @Test func aCompactedJournalSaysWhatItWasGiven() throws {
+        let contents = try DownloadJournal.parse(Self.journal())
+        #expect(contents.entries == Self.entries)
+        #expect(contents.nextID == 9)
+        #expect(contents.ignoredLines == 0)
+    }
+
+    @Test func theFormatIsJSONLinesWithAVersionedHeader() throws {
+        let text = String(decoding: Self.journal(), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.first == #"{"format":"jobkit-downloads","next":9,"version":1}"#)
+        #expect(
+            lines[1]
+                == #"{"checksum":"sha-256=\#(String(repeating: "0f", count: 32))","id":1,"name":"done.bin","op":"add","url":"https://a.example/done.bin"}"#
+        )
+        #expect(lines[2] == #"{"id":1,"op":"done","size":42}"#)
+        #expect(text.hasSuffix("\n"))
+    }
+
+    @Test func oddNamesAndReasonsSurviveTheJournal() throws {
+        let entries = [
+            Entry(
+                id: 1, url: URL(string: "https://a.example/%22q%22")!, name: "a \"quoted\" \\ näme 🎉.bin",
+                status: .failed(.init(kind: .other, message: "line one\nline\ttwo \u{1} end")))
+        ]
+        let data = Self.journal(entries)
+        #expect(try DownloadJournal.parse(data).entries == entries)
+        // The same bytes JSONEncoder writes with sorted keys.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let (_, records) = DownloadJournal.compacted(entries, nextID: 2)
+        let expected = try records.map { String(decoding: try encoder.encode($0), as: UTF8.self) + "\n" }.joined()
+        #expect(String(decoding: DownloadJournal.encode(records), as: UTF8.self) == expected)
+    }
+
+    @Test func aTornLastLineIsIgnored() throws {
+        var data = Self.journal()
+        data.append(Data(#"{"op":"done","id":2,"si"#.utf8))
+
+        let contents = try DownloadJournal.parse(data)
+
+        #expect(contents.entries == Self.entries)
+        #expect(contents.ignoredLines == 1)
+    }
+
+    @Test func laterRecordsChangeEarlierOnes() throws {
+        var data = Self.journal()
+        let records: [DownloadJournal.Record] = [
+            .state(2, .suspended),
+            DownloadJournal.Record(op: .finishing, id: 3, size: 10),
+            DownloadJournal.Record(op: .remove, id: 6),
+            DownloadJournal.Record(op: .done, id: 99, size: 1),  // an unknown id: ignored
+            .add(12, url: URL(string: "https://c.example/n")!, name: "n", checksum: nil),
+        ]
+        data.append(DownloadJournal.encode(records))
+        data.append(Data("{\"op\":\"frobnicate\",\"id\":1}\nnot json at all\n".utf8))
+
+        let contents = try DownloadJournal.parse(data)
+
+        #expect(contents.entries.map(\.id) == [1, 2, 3, 5, 7, 12])
+        #expect(contents.entries[1].status == .suspended)
+        #expect(contents.entries[2].status == .finishing(size: 10))
+        #expect(contents.entries[2].ownsFile)
+        #expect(contents.nextID == 13)
+        #expect(contents.ignoredLines == 3)
+    }
+
+    @Test func anUnknownVersionOrAnotherFileIsRefused() throws {
+        let newer = Data((#"{"format":"jobkit-downloads","version":2}"# + "\n").utf8)
+        #expect(throws: DownloadJournal.ReadError.unsupportedVersion(2)) { try DownloadJournal.parse(newer) }
+        let other = Data((#"{"format":"something-else","version":1}"# + "\n").utf8)
+        #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(other) }
+        #expect(throws: DownloadJournal.ReadError.notAJournal) {
+            try DownloadJournal.parse(Data("hello\nworld\n".utf8))
+        }
+    }
+
+    /// Found by a probe: an id near `UInt64.max` trapped on overflow each time the folder was opened.
+    @Test func idsNearTheTopOfTheRangeAreRefusedNotOverflowed() throws {
+        let header = #"{"format":"jobkit-downloads","version":1}"#
+        let hugeID = Data(
+            (header + "\n" + #"{"op":"add","id":18446744073709551615,"url":"http://h/a","name":"a"}"# + "\n").utf8)
+        let contents = try DownloadJournal.parse(hugeID)
+        #expect(contents.entries.isEmpty)
+        #expect(contents.ignoredLines == 1)
+        #expect(contents.nextID == 1)
+        let hugeNext = Data((#"{"format":"jobkit-downloads","version":1,"next":18446744073709551615}"# + "\n").utf8)
+        #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(hugeNext) }
+    }
+
+    @Test func anEmptyJournalOrATornHeaderIsAnEmptyQueue() throws {
+        #expect(try DownloadJournal.parse(Data()).entries.isEmpty)
+        #expect(try DownloadJournal.parse(Data(#"{"format":"jobkit-dow"#.utf8)).entries.isEmpty)
+    }
+
+    @Test func restoringJudgesEachEntryByTheDisk() {
+        let done = Self.entries[0]
+        #expect(DownloadManager.restoredStatus(done, file: .file(size: 42), partExists: false) == .completed(size: 42))
+        #expect(
+            DownloadManager.restoredStatus(done, file: .missing, partExists: false) == .pending, "gone: fetched again")
+        #expect(DownloadManager.restoredStatus(done, file: .directory, partExists: false) == .pending)
+        let changed = DownloadManager.restoredStatus(done, file: .file(size: 7), partExists: false)
+        guard case .failed(let failure) = changed else {
+            Issue.record("a changed file is left alone: \(changed)")
+            return
+        }
+        #expect(failure.kind == .fileInTheWay)
+        #expect(
+            failure.message
+                == "done.bin has 7 bytes, not the 42 it had when downloaded: it changed, and is left as it is")
+
+        var finishing = Self.entries[1]
+        finishing.status = .finishing(size: 10)
+        #expect(
+            DownloadManager.restoredStatus(finishing, file: .file(size: 10), partExists: false) == .completed(size: 10),
+            "killed after the rename")
+        #expect(DownloadManager.restoredStatus(finishing, file: .missing, partExists: true) == .pending, "before it")
+        #expect(DownloadManager.restoredStatus(Self.entries[2], file: .missing, partExists: true) == .suspended)
+    }
+
+    @Test func theJournalFileHoldsTheDirectoryAcrossCompaction() throws {
+        let folder = try scratchFolder()
+        let (file, data) = try JournalFile.open(directory: folder)
+        #expect(data.isEmpty)
+        #expect(throws: DownloadManagerError.directoryInUse(folder.standardizedFileURL.path)) {
+            _ = try JournalFile.open(directory: folder)
+        }
+
+        try file.replace(with: Self.journal())
+        try file.append(DownloadJournal.encode([.state(2, .cancelled)]))
+
+        #expect(throws: DownloadManagerError.directoryInUse(folder.standardizedFileURL.path)) {
+            _ = try JournalFile.open(directory: folder)
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".tmp"))
+        file.close()
+        let (reopened, contents) = try JournalFile.open(directory: folder)
+        #expect(try DownloadJournal.parse(contents).entries[1].status == .cancelled)
+        reopened.close()
+    }
+
+    @Test func aNewerJournalIsLeftAsItIs() throws {
+        let folder = try scratchFolder()
+        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
+        let newer = Data((#"{"format":"jobkit-downloads","version":2,"next":4}"# + "\n{\"op\":\"warp\"}\n").utf8)
+        try newer.write(to: journal)
+
+        let error = #expect(throws: DownloadManagerError.self) {
+            _ = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
+        }
+
+        #expect(error?.localizedDescription.contains("it has version 2; this JobKit reads version 1") == true)
+        #expect(try Data(contentsOf: journal) == newer)
+        // The directory is free again for a manager that can read it… after the file is dealt with.
+        try FileManager.default.removeItem(at: journal)
+        try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog())).close()
+    }
+}

@@ -1,0 +1,44 @@
+import Dispatch
+import Foundation
+import JobKit
+import JobKitTestSupport
+import Testing
+
+@testable import JobKitNetworking
+
+/// A configuration for tests: a private result queue, fast progress, no retry wait.
+func testConfiguration(
+    _ log: UpdateLog, maxConcurrent: Int = 4, maxPerHost: Int? = nil, retry: DownloadManager.RetryPolicy = .none
+) -> DownloadManager.Configuration {
+    DownloadManager.Configuration(
+        maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, resultQueue: log.queue,
+        progressInterval: .milliseconds(20))
+}
+
+extension DownloadManager.State {
+    var isFailed: Bool {
+        if case .failed = self { return true }
+        return false
+    }
+
+    var failure: DownloadManager.ItemError? {
+        if case .failed(let failure) = self { return failure }
+        return nil
+    }
+}
+
+/// Deterministic bytes, different for each `seed` and in each 64 KiB block (a block written at the
+/// wrong offset shows), made quickly even in a debug build.
+func largePattern(_ count: Int, seed: Int) -> Data {
+    var data = Data(capacity: count)
+    var index: UInt64 = 0
+    while data.count < count {
+        var header = (UInt64(truncatingIfNeeded: seed) << 32 | index).bigEndian
+        withUnsafeBytes(of: &header) { data.append(contentsOf: $0) }
+        data.append(patternBlock.prefix(min(patternBlock.count, count - data.count)))
+        index += 1
+    }
+    return data.prefix(count)
+}
+
+private let patternBlock = pattern(65_528, seed: 7)
