@@ -142,13 +142,7 @@ final class Download: @unchecked Sendable {
             }
             // A hook's checksum or an fsync takes milliseconds: off the delegate queue, which every
             // transfer of the client shares.
-            controller.queue.async {
-                self.end(
-                    Result {
-                        if let hooks = self.hooks { try hooks.beforeFinalize(self.part, self.part.length) }
-                        try self.part.finalize(self.durability)
-                    }.map { self.destination })
-            }
+            controller.queue.async { self.finalize() }
         }
         transport.start(request, handler: handler, for: controller)
     }
@@ -240,6 +234,27 @@ final class Download: @unchecked Sendable {
             lastModified: encoded ? nil : headers["last-modified"], total: encoded ? nil : total)
         try part.writeMetadata(metadata)
         self.metadata = metadata
+    }
+
+    /// Gives the complete `.part` the destination's name and completes the run, in one step on the
+    /// run's queue. The rename happens only if the run is not cancelled by then — checked under the
+    /// part's lock, which the cancel handler's `close()` takes too — and the run completes right
+    /// after it, with no hop through a queue: a cancel comes first (no file under the name; the run
+    /// ends cancelled) or finds the run finished. Only a cancel that lands between the check and
+    /// `finish` (the rename call, the folder's flush with `.system`, closing the `.part`) ends the
+    /// run cancelled with its file in place: closing that needs the core to let a body commit (a
+    /// cancel after it too late), which its contract — a cancel ends the run at once — does not.
+    private func finalize() {
+        let renamed = Result { () throws -> Bool in
+            if let hooks { try hooks.beforeFinalize(part, part.length) }
+            return try part.finalize(durability, unless: { controller.isCancelled })
+        }
+        part.close()
+        switch renamed {
+        case .success(true): controller.finish(destination)
+        case .success(false): break  // cancelled: the run has ended; the `.part` stays for a resume
+        case .failure(let error): controller.fail(with: error)
+        }
     }
 
     /// Ends the download: closes the `.part` and completes the run on its queue.

@@ -23,6 +23,12 @@ extension Job where Value == URL {
     ///   relative to the destination's folder, never following a symbolic link. Nothing but the
     ///   `.part` and its `.part.meta` is ever removed. A destination name longer than 241 bytes has its
     ///   sidecars named `.jobkit-part-HASH.part` (and `.meta`).
+    /// - Cancelling the run keeps the `.part` and its metadata for a later resume; by the time
+    ///   `cancel()` returns, the destination is free for another download. A `.part` that is complete
+    ///   takes the destination's name only while the run is not cancelled, and the run finishes in
+    ///   that same step: a later cancel is too late (the run ends finished, with its file). Only a
+    ///   cancel that lands during the rename and the few calls after it (with `.system`, the folder's
+    ///   flush) ends the run cancelled with the file in place.
     /// - `durability` says what a finished file survives. `.process` (the default): the process
     ///   being killed or crashing at any moment, with no `fsync` (as curl and aria2c). `.system`:
     ///   also a power loss or an operating-system crash — the `.part` is flushed to disk before the

@@ -207,7 +207,12 @@ final class PartFile: Sendable {
     /// there (unless `replacesDestination`); then forgets its metadata. With `.system` durability
     /// the `.part` is flushed to disk first and the folder after. A file or folder that appeared
     /// under the name fails it with `destinationExists`, the `.part` kept and the other left as it is.
-    func finalize(_ durability: Durability) throws(DownloadError) {
+    ///
+    /// - Parameter abandoned: asked under the part's lock, after the flush and just before the
+    ///   rename (a download's cancellation: its cancel handler closes the part, which waits for that
+    ///   lock); true leaves the `.part` and its metadata as they are.
+    /// - Returns: whether the `.part` took the destination's name (false: `abandoned`).
+    func finalize(_ durability: Durability, unless abandoned: () -> Bool) throws(DownloadError) -> Bool {
         try withDescriptor { descriptor throws(DownloadError) in
             if durability == .system, !DiskSync.sync(descriptor, path: part) {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
@@ -215,6 +220,7 @@ final class PartFile: Sendable {
             if folder.facts(name) == .directory {
                 throw DownloadError(kind: .destinationIsDirectory, path: destination)
             }
+            if abandoned() { return false }
             switch folder.rename(names.part, to: name, replacing: replacesDestination) {
             case nil: break
             case .EEXIST?, .ENOTEMPTY?, .EISDIR?: throw DownloadError(kind: .destinationExists, path: destination)
@@ -222,6 +228,7 @@ final class PartFile: Sendable {
             }
             if durability == .system { folder.sync() }
             folder.unlink(names.metadata)
+            return true
         }
     }
 

@@ -364,13 +364,24 @@ import Testing
         #expect((result?.failureError as? JobError) == .cancelled, "\(String(describing: result))")
         release.open()
         #expect(!FileManager.default.fileExists(atPath: destination.path))
-        // Cancelling before the body even starts runs nothing at all.
-        let early = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).perform(
-            on: .main
-        ) { _ in }
+        // Cancelling before the body even starts runs nothing at all. The body waits on a queue held
+        // until the cancel: not `.main`, which the test runner's main thread serves meanwhile — it
+        // could start the body before `cancel()`, and even finish the download when this thread
+        // is held up (its file then rightly stays, and the download below fails with
+        // `destinationExists`).
+        let held = DispatchQueue(label: "early")
+        held.suspend()
+        let (earlyResults, earlySink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
+        let early = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
+            .perform(on: held, resultQueue: .global()) { earlySink.yield($0) }
         early.cancel()
+        held.resume()
+        let earlyResult = await earlyResults.first { _ in true }
+        #expect((earlyResult?.failureError as? JobError) == .cancelled, "\(String(describing: earlyResult))")
+        await withCheckedContinuation { done in held.async { done.resume() } }  // its body's turn has passed
         // The destination is free again: the next download proceeds.
         _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value
         #expect(try Data(contentsOf: destination) == bytes)
+        #expect(server.requests.count == 2, "the cancelled early download asked nothing")
     }
 }

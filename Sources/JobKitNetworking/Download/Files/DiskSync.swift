@@ -13,10 +13,14 @@ import JobKit
 enum DiskSync {
     /// The paths flushed since a test started recording; nil (the default): nothing is recorded.
     static let recorded = LockedBox<[String]?>.make(nil)
+    /// Called with each path just before it is flushed, on the flushing thread (with whatever lock
+    /// the flush holds), so that a test acts in the middle of a finalize; nil (the default): nothing.
+    static let beforeSync = LockedBox<(@Sendable (_ path: String) -> Void)?>.make(nil)
 
     /// Flushes `descriptor`, open on `path`, to disk; true when that worked.
     static func sync(_ descriptor: Int32, path: String) -> Bool {
         recorded.withLock { $0?.append(path) }
+        if let hook = beforeSync.withLock({ $0 }) { hook(path) }
         return fsync(descriptor) == 0
     }
 }
