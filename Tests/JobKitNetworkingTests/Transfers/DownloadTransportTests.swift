@@ -9,10 +9,9 @@ import Testing
 @Suite struct DownloadTransportTests {
     @Test(arguments: TransportKind.allCases)
     func aRefusedConnectionIsATransientTransportError(_ kind: TransportKind) async throws {
-        // A port that was just free: nothing listens there.
-        let server = try ScriptedServer { _, _ in .respond(200) }
-        let url = server.url("file")
-        server.stop()
+        // A port held by a socket that never listens: nothing can answer there.
+        let refusing = try RefusingPort()
+        let url = refusing.url("file")
         let destination = try scratchFolder().appendingPathComponent("refused.bin")
 
         let result = await outcome(of: Job<URL>.download(from: url, to: destination, transport: kind.transport))
