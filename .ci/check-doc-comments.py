@@ -4,8 +4,9 @@
 Reads the symbol graphs `swift package dump-symbol-graph` writes (public and open symbols only) and
 lists every symbol of MODULES that is declared in this package's sources without a doc comment.
 Members that only implement a protocol requirement or come from a protocol extension of another
-module (`description`, `errorDescription`, `==`, …) inherit that protocol's documentation and are not
-required; synthesized members are not in the sources and are skipped.
+module (`description`, `errorDescription`, `==`, …) and overrides of a superclass member inherit that
+documentation and are not required (so no filler like "/// The message." is needed); synthesized
+members are not in the sources and are skipped.
 
 Usage: .ci/check-doc-comments.py [MODULE ...]     (default: MODULES below)
 To check JobKitNetworking too, add it to MODULES (or pass it on the command line).
@@ -49,7 +50,7 @@ def main():
             implementations = {
                 relationship["source"]
                 for relationship in graph.get("relationships", [])
-                if relationship["kind"] == "defaultImplementationOf"
+                if relationship["kind"] in ("defaultImplementationOf", "overrides")
                 or (relationship["kind"] == "memberOf" and "sourceOrigin" in relationship)
             }
             for symbol in graph.get("symbols", []):
