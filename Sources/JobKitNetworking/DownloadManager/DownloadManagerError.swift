@@ -23,7 +23,7 @@ public enum DownloadManagerError: Error, LocalizedError, Equatable, Sendable {
     /// One line naming what was refused and why.
     public var errorDescription: String? {
         switch self {
-        case .invalidName(let name, let reason): "invalid file name '\(name)': \(reason)"
+        case .invalidName(let name, let reason): "invalid file name '\(name.escapingControlCharacters)': \(reason)"
         case .nameTaken(let name, let id): "the file name '\(name)' is already taken by download \(id)"
         case .unsupportedURL(let url): "cannot download \(url): only http and https URLs with a host are supported"
         case .unknownItem(let id): "no download \(id) in this manager"
