@@ -10,7 +10,9 @@
 //
 // Workloads: fanout-gcd, fanout-jobkit, fanout-jobkit-repeated, fanout-seed, fanout-taskgroup (N units
 // at once, then wait), sequence-gcd, sequence-jobkit, sequence-jobkit-repeated, sequence-seed (N units
-// one after another). `instructions.sh` runs each at two sizes and reports the marginal cost per unit,
+// one after another). The `-serial` variants of raw GCD and JobKit do the same on one serial queue,
+// where GCD never wakes another thread: the steadiest figures for comparing two builds of JobKit.
+// `instructions.sh` runs each at two sizes and reports the marginal cost per unit,
 // so start-up costs cancel out. With `--time` the workload prints its wall time in microseconds, from
 // before its units are made until the last has ended.
 //
@@ -37,6 +39,12 @@ let start = DispatchTime.now()
 @Sendable func use(_ index: Int) {}
 
 let done = DispatchSemaphore(value: 0)
+
+/// Signalled once the last unit of a workload has been released: a workload waits for it as well as
+/// for its outcome, so that releasing the units (on a worker thread, after the outcome) is counted in
+/// every run instead of racing the process's exit.
+let released = DispatchSemaphore(value: 0)
+
 switch arguments[0] {
 case "fanout-gcd":
     let queue = DispatchQueue.global()
@@ -47,14 +55,23 @@ case "fanout-jobkit":
     let jobs = distinctJobs(count)
     Job.group(jobs).perform(resultQueue: .global()) { _ in done.signal() }
     done.wait()
+    released.wait()
+case "fanout-jobkit-serial":
+    Job.group(distinctJobs(count)).perform(on: DispatchQueue(label: "serial"), resultQueue: .global()) { _ in
+        done.signal()
+    }
+    done.wait()
+    released.wait()
 case "fanout-jobkit-repeated":
-    Job.group(Array(repeating: Job<Void> { $0.finish() }, count: count))
+    Job.group(repeatedJobs(count))
         .perform(resultQueue: .global()) { _ in done.signal() }
     done.wait()
+    released.wait()
 case "fanout-seed":
     let tasks = distinctSeedTasks(count)
     SeedTask.group(tasks).perform { _ in done.signal() }
     done.wait()
+    released.wait()
 case "fanout-taskgroup":
     Task.detached {
         await withTaskGroup(of: Void.self) { group in
@@ -62,6 +79,25 @@ case "fanout-taskgroup":
         }
         done.signal()
     }
+    done.wait()
+case "fanout-gcd-serial":
+    let queue = DispatchQueue(label: "serial")
+    let group = DispatchGroup()
+    for index in 0..<count { queue.async(group: group) { use(index) } }
+    group.wait()
+case "sequence-gcd-serial":
+    let queue = DispatchQueue(label: "serial")
+    @Sendable func step(_ index: Int) {
+        guard index < count else {
+            done.signal()
+            return
+        }
+        queue.async {
+            use(index)
+            step(index + 1)
+        }
+    }
+    step(0)
     done.wait()
 case "sequence-gcd":
     let queue = DispatchQueue.global()
@@ -81,14 +117,23 @@ case "sequence-jobkit":
     let jobs = distinctJobs(count)
     Job.sequence(jobs).perform(resultQueue: .global()) { _ in done.signal() }
     done.wait()
+    released.wait()
+case "sequence-jobkit-serial":
+    Job.sequence(distinctJobs(count)).perform(on: DispatchQueue(label: "serial"), resultQueue: .global()) { _ in
+        done.signal()
+    }
+    done.wait()
+    released.wait()
 case "sequence-jobkit-repeated":
-    Job.sequence(Array(repeating: Job<Void> { $0.finish() }, count: count))
+    Job.sequence(repeatedJobs(count))
         .perform(resultQueue: .global()) { _ in done.signal() }
     done.wait()
+    released.wait()
 case "sequence-seed":
     let tasks = distinctSeedTasks(count)
     SeedTask.sequence(tasks).perform { _ in done.signal() }
     done.wait()
+    released.wait()
 case "pending-gcd":
     let queue = DispatchQueue(label: "pending", attributes: .initiallyInactive)
     let before = peakResidentBytes()
@@ -160,22 +205,52 @@ if arguments.count == 3 {
     print((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1_000)
 }
 
-/// `count` distinct jobs, each a closure capturing its index. Made outside the top-level code, whose
-/// closures are main-actor isolated and would each pay an isolation check per call (about 220
-/// instructions) that the raw GCD loop does not.
+/// Signals `released` when it is released; the last unit of a workload holds it.
+final class ReleaseSignal: Sendable {
+    deinit { released.signal() }
+}
+
+/// `count` distinct jobs, each a closure capturing its index (the last also the `ReleaseSignal`). Made
+/// outside the top-level code, whose closures are main-actor isolated and would each pay an isolation
+/// check per call (about 220 instructions) that the raw GCD loop does not.
 func distinctJobs(_ count: Int) -> [Job<Void>] {
-    (0..<count).map { index in
-        Job<Void> { controller in
+    let signal = ReleaseSignal()
+    return (0..<count).map { index in
+        guard index < count - 1 else {
+            return Job<Void> { controller in
+                withExtendedLifetime(signal) { use(index) }
+                controller.finish()
+            }
+        }
+        return Job<Void> { controller in
             use(index)
             controller.finish()
         }
     }
 }
 
+/// One job value `count - 1` times, then a last one that holds the `ReleaseSignal`.
+func repeatedJobs(_ count: Int) -> [Job<Void>] {
+    let signal = ReleaseSignal()
+    return Array(repeating: Job<Void> { $0.finish() }, count: count - 1) + [
+        Job<Void> { controller in
+            withExtendedLifetime(signal) {}
+            controller.finish()
+        }
+    ]
+}
+
 /// `count` distinct seed tasks, as `distinctJobs`.
 func distinctSeedTasks(_ count: Int) -> [SeedTask] {
-    (0..<count).map { index in
-        SeedTask { controller in
+    let signal = ReleaseSignal()
+    return (0..<count).map { index in
+        guard index < count - 1 else {
+            return SeedTask { controller in
+                withExtendedLifetime(signal) { use(index) }
+                controller.finish()
+            }
+        }
+        return SeedTask { controller in
             use(index)
             controller.finish()
         }
