@@ -14,9 +14,9 @@ import Dispatch
 /// upload.perform { result in print(result) }      // the handler runs on the main queue
 /// ```
 public struct Job<Value: Sendable>: Sendable {
+    /// What each run performs. A run's storage keeps it erased (`RunBody`): no closure is made around
+    /// it, so a job costs nothing beyond its body.
     let body: @Sendable (Controller) -> Void
-    /// Calls `body` with a controller for a run's storage: how a run starts without knowing `Value`.
-    let entry: RunEntry
     var metadata: JobMetadata?
 
     /// Creates a job from a body that completes its run through the controller.
@@ -27,7 +27,6 @@ public struct Job<Value: Sendable>: Sendable {
     /// body's own completion is ignored.
     public init(_ body: @escaping @Sendable (Controller) -> Void) {
         self.body = body
-        self.entry = { storage in body(Controller(run: Run(storage: storage), queue: storage.queue)) }
     }
 
     /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on `resultQueue`.
@@ -76,7 +75,7 @@ public struct Job<Value: Sendable>: Sendable {
     @inline(__always)
     func makeRun(on queue: DispatchQueue, parentTrace: TraceContext?, completion: RunCompletion<Value>) -> Run<Value> {
         let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
-        return Run<Value>.make(entry: entry, queue: queue, trace: trace, completion: completion)
+        return Run<Value>.make(body: RunBody(body), queue: queue, trace: trace, completion: completion)
     }
 
     /// Starts a run whose completion is called inline. The building block of every combinator: members
