@@ -78,7 +78,7 @@ extension Job {
             let controller = Controller(run: run, queue: queue, share: self.share.then(share))
             queue.async {
                 guard !controller.isCancelled else { return }
-                job.body(controller)
+                job.callBody(controller)
             }
         }
     }

@@ -104,9 +104,17 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     /// way the run lets go of its job's body here: a run that has ended keeps nothing its job
     /// captured.
     func runBody() {
-        guard case .run(let body, let notice) = withLock({ $0.start() }) else { return }
+        let action = withLock { $0.start() }
+        guard case .run(let body, let notice) = consume action else { return }
         notice?.send()
-        body.call(RunController(storage: self, share: .whole, queue: queue))
+        // The caller holds this storage, and the storage its queue, until the body returns: both go
+        // to the body as they are, with no retain and release around the call.
+        let queue = withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }
+        Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { storage in
+            queue._withUnsafeGuaranteedRef { queue in
+                body.call(RunController(storage: storage, share: .whole, queue: queue))
+            }
+        }
     }
 }
 
@@ -134,14 +142,15 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     var id: ObjectIdentifier { ObjectIdentifier(storage) }
 
+    /// Runs `body` under the storage's lock. The storage is borrowed as it is: this run holds it.
     @inline(__always)
     private func withLock<Result>(_ body: (inout RunStateMachine) -> Result) -> Result {
-        storage.withLock(body)
+        Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { $0.withLock(body) }
     }
 
     /// Schedules the body on the run's queue. A run cancelled before it runs never calls it.
     @inline(__always)
-    func start() {
+    consuming func start() {
         RunDispatch.start(storage)
     }
 
