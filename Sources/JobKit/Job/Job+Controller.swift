@@ -6,18 +6,27 @@ extension Job {
     /// A controller is a cheap value; copy it into callbacks freely. Every method is safe from any
     /// thread. Only the first completion (`finish`, `fail(with:)` or `complete(with:)`) counts.
     public struct Controller: Sendable {
-        let run: Run<Value>
+        /// Everything a controller holds, none of it typed by `Value`: its one stored property, so that
+        /// a body is called alike for every value type (see `RunBody`).
+        let base: RunController
+
+        var run: Run<Value> {
+            @inline(__always) get { Run(storage: base.storage) }
+        }
+
         /// Maps the body's progress to the run's: the identity, except for a body that a chain handed
         /// its run over to (`handOver(to:share:)`), which owns only the chain's remaining share.
-        let share: ProgressShare
+        var share: ProgressShare {
+            @inline(__always) get { base.share }
+        }
 
         /// The queue the run was started on. Groups and sequences start their members here.
-        public let queue: DispatchQueue
+        public var queue: DispatchQueue {
+            @inline(__always) get { base.queue }
+        }
 
         init(run: Run<Value>, queue: DispatchQueue, share: ProgressShare = .whole) {
-            self.run = run
-            self.queue = queue
-            self.share = share
+            self.base = RunController(storage: run.storage, share: share, queue: queue)
         }
 
         /// Completes the run with `value`.
@@ -69,7 +78,7 @@ extension Job {
             let controller = Controller(run: run, queue: queue, share: self.share.then(share))
             queue.async {
                 guard !controller.isCancelled else { return }
-                job.body(controller)
+                job.callBody(controller)
             }
         }
     }

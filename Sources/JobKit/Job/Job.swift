@@ -14,9 +14,9 @@ import Dispatch
 /// upload.perform { result in print(result) }      // the handler runs on the main queue
 /// ```
 public struct Job<Value: Sendable>: Sendable {
-    let body: @Sendable (Controller) -> Void
-    /// Calls `body` with a controller for a run's storage: how a run starts without knowing `Value`.
-    let entry: RunEntry
+    /// What each run performs: the body, erased once here (`RunBody`), so that a run's storage takes
+    /// it as it is — no closure is made around it, and copying it into a run is one retain.
+    let body: RunBody
     var metadata: JobMetadata?
 
     /// Creates a job from a body that completes its run through the controller.
@@ -26,8 +26,14 @@ public struct Job<Value: Sendable>: Sendable {
     /// are ignored (and reported in debug builds through `JobDiagnostics`). After a cancellation the
     /// body's own completion is ignored.
     public init(_ body: @escaping @Sendable (Controller) -> Void) {
-        self.body = body
-        self.entry = { storage in body(Controller(run: Run(storage: storage), queue: storage.queue)) }
+        self.body = RunBody(body)
+    }
+
+    /// Calls the body with `controller`, on this thread: a body that runs another job's body in its
+    /// own run.
+    @inline(__always)
+    func callBody(_ controller: Controller) {
+        body.call(controller.base)
     }
 
     /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on `resultQueue`.
@@ -76,7 +82,7 @@ public struct Job<Value: Sendable>: Sendable {
     @inline(__always)
     func makeRun(on queue: DispatchQueue, parentTrace: TraceContext?, completion: RunCompletion<Value>) -> Run<Value> {
         let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
-        return Run<Value>.make(entry: entry, queue: queue, trace: trace, completion: completion)
+        return Run<Value>.make(body: body, queue: queue, trace: trace, completion: completion)
     }
 
     /// Starts a run whose completion is called inline. The building block of every combinator: members

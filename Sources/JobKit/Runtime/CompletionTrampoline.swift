@@ -45,51 +45,59 @@ enum CompletionTrampoline {
         return key
     }()
 
-    /// This thread's frame. It lives as long as the thread (its slot holds it), so callers keep it
-    /// `unowned(unsafe)`: no retain and release on the hot path.
+    /// This thread's frame. It lives as long as the thread (its slot holds it).
     @inline(__always)
-    private static var currentFrame: Frame {
+    private static var currentFrame: Unmanaged<Frame> {
         if let frame = pthread_getspecific(key) {
-            return Unmanaged<Frame>.fromOpaque(frame).takeUnretainedValue()
+            return Unmanaged<Frame>.fromOpaque(frame)
         }
-        let frame = Frame()
-        pthread_setspecific(key, Unmanaged.passRetained(frame).toOpaque())
+        let frame = Unmanaged.passRetained(Frame())
+        pthread_setspecific(key, frame.toOpaque())
         return frame
+    }
+
+    /// Calls `body` with this thread's frame, borrowed as it is: no retain and release on the hot
+    /// path.
+    @inline(__always)
+    private static func withCurrentFrame<Result>(_ body: (Frame) -> Result) -> Result {
+        currentFrame._withUnsafeGuaranteedRef(body)
     }
 
     /// Calls `completion(value)` now, or — when called from inside another item on this thread —
     /// as soon as that one returns.
     @inline(__always)
     static func deliver<T>(_ value: T, to completion: @escaping (T) -> Void) {
-        unowned(unsafe) let frame = currentFrame
-        if frame.isDraining {
-            frame.completions.append { completion(value) }
-            return
+        withCurrentFrame { frame in
+            if frame.isDraining {
+                frame.completions.append { completion(value) }
+                return
+            }
+            frame.isDraining = true
+            completion(value)
+            drain(frame)
+            frame.isDraining = false
         }
-        frame.isDraining = true
-        completion(value)
-        drain(frame)
-        frame.isDraining = false
     }
 
     /// Like `deliver(_:to:)`, for a run's completion: nothing is allocated unless it must wait.
     @inline(__always)
     static func deliver<Value>(_ result: Result<Value, any Error>, to completion: RunCompletion<Value>) {
-        unowned(unsafe) let frame = currentFrame
-        if frame.isDraining {
-            frame.completions.append { completion(result) }
-            return
+        withCurrentFrame { frame in
+            if frame.isDraining {
+                frame.completions.append { completion(result) }
+                return
+            }
+            frame.isDraining = true
+            completion(result)
+            drain(frame)
+            frame.isDraining = false
         }
-        frame.isDraining = true
-        completion(result)
-        drain(frame)
-        frame.isDraining = false
     }
 
     /// Runs `cancellation` (one run's cancel handlers, notice and completion) now, then every
     /// cancellation it cascades to; a cascaded one is queued and run by that loop.
     static func cancel(_ cancellation: @escaping () -> Void) {
-        unowned(unsafe) let frame = currentFrame
+        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
         if frame.isCancelling {
             frame.cancellations.append(cancellation)
             return
@@ -126,7 +134,7 @@ enum CompletionTrampoline {
     /// loop: a payload released while another is being dropped on this thread waits its turn, so
     /// releasing a job nested 1,000,000 levels deep takes constant stack.
     static func release(_ payload: consuming Any) {
-        unowned(unsafe) let frame = currentFrame
+        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
         // Moved, not copied: the caller's reference must not outlive the loop below.
         frame.releases.append(consume payload)
         guard !frame.isReleasing else { return }
@@ -138,5 +146,5 @@ enum CompletionTrampoline {
     }
 
     /// Whether a completion is running on this thread (for tests).
-    static var isDraining: Bool { currentFrame.isDraining }
+    static var isDraining: Bool { withCurrentFrame { $0.isDraining } }
 }

@@ -22,9 +22,39 @@ protocol AnyRun: Sendable {
     func adopt(_ reporter: ProgressReporter)
 }
 
-/// What starts a run's body: a job's body, called with a controller for the run in `storage`. Made
-/// once per job (`Job.entry`), so that a run need not know its value type to start.
-typealias RunEntry = @Sendable (RunStorage) -> Void
+/// What a `Job<Value>.Controller` holds — a run's storage, a progress share and a queue — with no
+/// field typed by `Value`: the controller's one stored property.
+// Safety: as for `Run`: the storage's state is only touched under its lock.
+struct RunController: @unchecked Sendable {
+    let storage: RunStorage
+    let share: ProgressShare
+    let queue: DispatchQueue
+}
+
+/// A job's body without its value type, so that a run's storage (not generic) can start it.
+///
+/// A body takes a `Job<Value>.Controller`, a struct whose one stored property is a `RunController`,
+/// so it is passed exactly as a `RunController` is, whatever `Value` is: its storage, share and queue
+/// by value, field by field (a closure stored in a generic type is kept at its most general
+/// abstraction, and a `Controller` there is still a plain struct of known layout — checked: the body
+/// is called with `(storage, offset, scale, queue, context)` and no generic metadata). The body is cast
+/// bit for bit, wrapped in a one-field struct (a function value cast directly would be re-abstracted
+/// through allocated thunks): a job's body is the run's entry, with no closure made around it.
+// Safety: immutable once made; called only as `call`, with a `RunController` for a run of the job's
+// own `Value` (a run is made from its job, and its storage keeps the body beside its state).
+struct RunBody: @unchecked Sendable {
+    let call: @Sendable (RunController) -> Void
+
+    /// The body of a `Job<Value>`, erased.
+    @inline(__always)
+    init<Value>(_ body: @escaping @Sendable (Job<Value>.Controller) -> Void) {
+        self = unsafeBitCast(Typed(call: body), to: RunBody.self)
+    }
+
+    private struct Typed<Value: Sendable> {
+        let call: @Sendable (Job<Value>.Controller) -> Void
+    }
+}
 
 /// The storage of one run: its state machine and its mutex, in a single allocation. Not generic, so
 /// that making, starting and freeing a run looks up no generic metadata, and GCD can start it
@@ -38,12 +68,12 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     /// A storage for a new run, with its mutex free.
     @inline(__always)
     static func make(
-        entry: @escaping RunEntry, queue: DispatchQueue, completion: ErasedRunCompletion, trace: TraceContext?
+        body: RunBody, queue: DispatchQueue, completion: ErasedRunCompletion, trace: TraceContext?
     ) -> RunStorage {
         let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in PlatformMutex() }, to: RunStorage.self)
         storage.withUnsafeMutablePointers { mutex, state in
             MutexOps.initialize(mutex)
-            state.initialize(to: RunStateMachine(entry: entry, queue: queue, completion: completion, trace: trace))
+            state.initialize(to: RunStateMachine(body: body, queue: queue, completion: completion, trace: trace))
         }
         return storage
     }
@@ -74,9 +104,17 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     /// way the run lets go of its job's body here: a run that has ended keeps nothing its job
     /// captured.
     func runBody() {
-        guard case .run(let entry, let notice) = withLock({ $0.start() }) else { return }
+        let action = withLock { $0.start() }
+        guard case .run(let body, let notice) = consume action else { return }
         notice?.send()
-        entry(self)
+        // The caller holds this storage, and the storage its queue, until the body returns: both go
+        // to the body as they are, with no retain and release around the call.
+        let queue = withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }
+        Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { storage in
+            queue._withUnsafeGuaranteedRef { queue in
+                body.call(RunController(storage: storage, share: .whole, queue: queue))
+            }
+        }
     }
 }
 
@@ -91,27 +129,28 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     let storage: RunStorage
 
-    /// A run of a job's `entry` on `queue` (not started yet) whose completion is called exactly once,
+    /// A run of a job's `body` on `queue` (not started yet) whose completion is called exactly once,
     /// on whatever thread completes it.
     @inline(__always)
     static func make(
-        entry: @escaping RunEntry, queue: DispatchQueue, trace: TraceContext? = nil, completion: Completion
+        body: RunBody, queue: DispatchQueue, trace: TraceContext? = nil, completion: Completion
     ) -> Run<Value> {
-        let storage = RunStorage.make(entry: entry, queue: queue, completion: completion.erased, trace: trace)
+        let storage = RunStorage.make(body: body, queue: queue, completion: completion.erased, trace: trace)
         trace?.record(.pending)
         return Run(storage: storage)
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(storage) }
 
+    /// Runs `body` under the storage's lock. The storage is borrowed as it is: this run holds it.
     @inline(__always)
     private func withLock<Result>(_ body: (inout RunStateMachine) -> Result) -> Result {
-        storage.withLock(body)
+        Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { $0.withLock(body) }
     }
 
     /// Schedules the body on the run's queue. A run cancelled before it runs never calls it.
     @inline(__always)
-    func start() {
+    consuming func start() {
         RunDispatch.start(storage)
     }
 

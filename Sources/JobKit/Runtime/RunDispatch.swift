@@ -12,15 +12,20 @@ import Dispatch
 /// through `DispatchQueue.async`.
 enum RunDispatch {
     @inline(__always)
-    static func start(_ storage: RunStorage) {
-        let queue = storage.queue
+    static func start(_ storage: consuming RunStorage) {
         #if !canImport(Darwin) && canImport(CDispatch)
-            if let handle = DispatchQueueHandle.handle(of: queue) {
-                // The context owns one reference, which `runStoredBody` takes back.
-                dispatch_async_f(handle, Unmanaged.passRetained(storage).toOpaque(), runStoredBody)
+            // Read without a retain: the storage holds its queue.
+            let unretained = storage.withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }
+            if let handle = unretained._withUnsafeGuaranteedRef({ DispatchQueueHandle.handle(of: $0) }) {
+                // The context owns the caller's reference, which `runStoredBody` takes back: retained
+                // here and released before the call, the pair cancels out.
+                let context = Unmanaged.passRetained(storage).toOpaque()
+                _ = consume storage
+                dispatch_async_f(handle, context, runStoredBody)
                 return
             }
         #endif
+        let queue = storage.queue
         // Safety: as for `Run` (the storage is what makes a run Sendable). Captured bare, the storage
         // is the closure's whole context: no box is allocated for it.
         nonisolated(unsafe) let storage = storage

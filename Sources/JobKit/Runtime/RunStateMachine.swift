@@ -157,10 +157,10 @@ struct RunStateMachine {
         var completion: Completion?
         /// Made on first use (see `RunWatchers`).
         var watchers: RunWatchers?
-        /// What the run performs (`Job.entry`): taken when the body starts, or when a run cancelled
-        /// first reaches its start, so that a run that has ended never keeps its job's body — and
-        /// what the body captured — alive.
-        var entry: RunEntry?
+        /// What the run performs (its job's body): taken when the body starts, or when a run
+        /// cancelled first reaches its start, so that a run that has ended never keeps its job's body
+        /// — and what the body captured — alive.
+        var body: RunBody?
     }
 
     private var mutable: Mutable
@@ -168,9 +168,9 @@ struct RunStateMachine {
     /// Where the run performs: set once, read without the lock (it never changes).
     let queue: DispatchQueue
 
-    init(entry: @escaping RunEntry, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
+    init(body: RunBody, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
         self.queue = queue
-        self.mutable = Mutable(completion: completion, entry: entry)
+        self.mutable = Mutable(completion: completion, body: body)
         self.trace = trace
     }
 
@@ -255,22 +255,22 @@ struct RunStateMachine {
     // MARK: Transitions
 
     enum StartAction {
-        /// Send the notice, then call the entry: the body runs.
-        case run(RunEntry, Notice?)
-        /// The run was cancelled first: the body must not run. The entry is handed out only to be
-        /// released with no lock held (releasing it may run a captured object's `deinit`).
-        case skip(RunEntry?)
+        /// Send the notice, then call the body.
+        case run(RunBody, Notice?)
+        /// The run was cancelled first: the body must not run. It is handed out only to be released
+        /// with no lock held (releasing it may run a captured object's `deinit`).
+        case skip(RunBody?)
     }
 
-    /// The body is about to run; hands its entry over, so that the run keeps it no longer.
+    /// The body is about to run; hands it over, so that the run keeps it no longer.
     mutating func start() -> StartAction {
         switch phase {
         case .pending:
             let notice = move(to: .running(fraction: 0))
-            return .run(takeEntry(), notice)
+            return .run(takeBody(), notice)
         case .cancelled:
-            defer { mutable.entry = nil }
-            return .skip(mutable.entry)
+            defer { mutable.body = nil }
+            return .skip(mutable.body)
         case .running, .finished, .failed:
             preconditionFailure("JobKit: a run was started twice")
         }
@@ -428,10 +428,10 @@ struct RunStateMachine {
         return watchers.reporter
     }
 
-    private mutating func takeEntry() -> RunEntry {
-        guard let entry = mutable.entry else { preconditionFailure("JobKit: a run was started twice") }
-        mutable.entry = nil
-        return entry
+    private mutating func takeBody() -> RunBody {
+        guard let body = mutable.body else { preconditionFailure("JobKit: a run was started twice") }
+        mutable.body = nil
+        return body
     }
 
     private mutating func takeCompletion() -> Completion {

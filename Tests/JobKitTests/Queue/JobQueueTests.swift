@@ -66,7 +66,7 @@ import Testing
         for id in 0..<20 {
             let addsAnother = Job<Void> { controller in
                 try? jobQueue.add(timed(meter), id: 20 + id)
-                timed(meter).body(controller)
+                timed(meter).callBody(controller)
             }
             try jobQueue.add(addsAnother, id: id)
         }

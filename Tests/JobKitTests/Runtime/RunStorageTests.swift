@@ -84,6 +84,45 @@ import Testing
         #expect(released.current == 3)
     }
 
+    /// A value far larger than a controller, to show that a body's argument never depends on `Value`.
+    private struct Large: Equatable, Sendable {
+        var numbers = Array(0..<4)
+        var text = "large"
+        var a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8
+    }
+
+    private final class Reference: Sendable {}
+
+    /// A job made where its value type is generic.
+    private func just<T: Sendable>(_ value: T) -> Job<T> {
+        Job<T> { controller in controller.finish(value) }
+    }
+
+    /// A run starts its job's body erased (`RunBody`, called with no generic metadata): every value
+    /// type's body gets its own controller — its run, its queue — intact.
+    @Test func bodiesOfEveryValueTypeStartWithTheirOwnController() async throws {
+        let key = DispatchSpecificKey<Int>()
+        let queue = DispatchQueue(label: "jobkit.tests.erased")
+        queue.setSpecific(key: key, value: 42)
+        let reference = Reference()
+        #expect(
+            try await Job<Int> { $0.finish(DispatchQueue.getSpecific(key: key) ?? 0) }.outcome(on: queue).get() == 42)
+        #expect(try await Job<String> { $0.finish("text") }.outcome().get() == "text")
+        #expect(try await Job<Large> { $0.finish(Large()) }.outcome().get() == Large())
+        #expect(try await Job<Reference> { $0.finish(reference) }.outcome().get() === reference)
+        #expect(try await Job<Int?> { $0.finish(nil) }.outcome().get() == nil)
+        #expect(try await just(Large()).outcome().get() == Large())
+        #expect(try await just([1, 2, 3]).outcome().get() == [1, 2, 3])
+        let (handle, outcome) = Job<Void> { controller in
+            controller.report(progress: 0.5)
+            #expect(controller.queue.label == "jobkit.tests.erased")
+            controller.finish()
+        }.started(on: queue)
+        _ = try await outcome.result.get()
+        #expect(handle.state == .finished)
+        #expect(handle.progress.fractionCompleted == 1)
+    }
+
     /// Something a job's body captured, watched through a weak reference.
     private final class Captured: Sendable {}
 
