@@ -83,7 +83,7 @@ case "plain":
     PlainDownloader(urls: pairs, width: width).start()
 case "jobkit":
     let client = TransferClient(maxConnectionsPerHost: width)
-    let jobs = pairs.map { Job<URL>.download(from: $0.0, to: $0.1, client: client).asVoid() }
+    let jobs = pairs.map { Job<URL>.download(from: $0.0, to: $0.1, transport: .urlSession(client)).asVoid() }
     let done = DispatchSemaphore(value: 0)
     Job.group(jobs, maxConcurrent: width).perform(resultQueue: .global()) { result in
         if case .failure(let error) = result { fatalError("\(error.localizedDescription)") }
