@@ -39,7 +39,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     /// What the handler is told, in order, on the thread pool.
-    private enum Work: Sendable {
+    fileprivate enum Work: Sendable {
         case head(HTTPResponseHead, HTTPClient.Task<Void>)
         case body(ByteBuffer, HTTPClient.Task<Void>)
         case end((any Error)?)
@@ -181,16 +181,21 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     private func run(_ batch: [Work]) {
+        let handed = HandedBatch(batch)
         Self.fileIO.submit { [self] state in
             // A pool being shut down (never the singleton) runs nothing: still off the event loop.
-            guard case .active = state else { return DispatchQueue.global().async { self.perform(batch) } }
-            perform(batch)
+            guard case .active = state else { return DispatchQueue.global().async { self.perform(handed) } }
+            perform(handed)
         }
     }
 
     /// Runs a batch on the thread pool, then starts the next one (on the event loop).
-    private func perform(_ batch: [Work]) {
-        for work in batch {
+    ///
+    /// The batch's body buffers are let go on the event loop, not here: SwiftNIO reuses a receive
+    /// buffer once it finds it uniquely referenced, and only a release on its own thread orders that
+    /// reuse after this thread's last read of the bytes (the thread sanitizer saw the race).
+    private func perform(_ handed: HandedBatch) {
+        for work in handed.work {
             switch work {
             case .head(let head, let task): receive(head, of: task)
             case .body(let buffer, let task): receive(buffer, of: task)
@@ -199,6 +204,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
             }
         }
         eventLoop.execute { [self] in
+            handed.work = []
             if let next = backlog.batchFinished() { run(next) }
             if let demand, backlog.bytes < Self.backlogLimit {
                 self.demand = nil
@@ -275,4 +281,14 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         return TransportError(
             URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]), url: url)
     }
+}
+
+/// A batch of file work on its way to the thread pool and back: its buffers are released where the
+/// event loop empties it.
+// Safety: filled on the event loop, read on the thread pool, emptied on the event loop again; each
+// hand-over goes through the pool's or the event loop's queue, which orders the accesses.
+private final class HandedBatch: @unchecked Sendable {
+    var work: [HTTPClientTransfer.Work]
+
+    init(_ work: [HTTPClientTransfer.Work]) { self.work = work }
 }
