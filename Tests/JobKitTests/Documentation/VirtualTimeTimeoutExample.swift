@@ -1,7 +1,6 @@
 // The first sample of JobKitTesting.docc/TestingWithVirtualTime.md, verbatim: .ci/check-samples.py fails if
 // the two differ, so the article's example is a test that runs.
 import JobKit
-import JobKitTestSupport
 import JobKitTesting
 import Testing
 
