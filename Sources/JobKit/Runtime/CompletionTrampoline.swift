@@ -81,7 +81,7 @@ enum CompletionTrampoline {
 
     /// Like `deliver(_:to:)`, for a run's completion: nothing is allocated unless it must wait.
     @inline(__always)
-    static func deliver<Value>(_ result: Result<Value, any Error>, to completion: RunCompletion<Value>) {
+    static func deliver<Value: Sendable>(_ result: Result<Value, any Error>, to completion: ErasedRunCompletion) {
         withCurrentFrame { frame in
             if frame.isDraining {
                 frame.completions.append { completion(result) }

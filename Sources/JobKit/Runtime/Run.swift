@@ -100,6 +100,32 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     @inline(__always)
     var queue: DispatchQueue { withUnsafeMutablePointerToElements { $0.pointee.queue } }
 
+    /// Completes the run of a `Job<Value>` (see `Run.complete(with:fromBody:)`). The notice and the
+    /// completion go through the `CompletionTrampoline`: a completion that completes another run
+    /// never deepens the stack. A method of the storage, which its caller holds: no retain of it.
+    func complete<Value: Sendable>(with result: Result<Value, any Error>, fromBody: Bool) {
+        let failure: (any Error)?
+        switch result {
+        case .success: failure = nil
+        case .failure(let error): failure = error
+        }
+        switch withLock({ $0.complete(failure: failure, fromBody: fromBody) }) {
+        case .deliver(let completion, let notice):
+            if let notice {
+                CompletionTrampoline.deliver(result) { result in
+                    notice.send()
+                    completion(result)
+                }
+            } else {
+                CompletionTrampoline.deliver(result, to: completion)
+            }
+        case .reportMisuse:
+            JobDiagnostics.report(.completedTwice, runID: ObjectIdentifier(self))
+        case .none:
+            break
+        }
+    }
+
     /// Runs the body, unless the run was cancelled first. Called once, on the run's queue. Either
     /// way the run lets go of its job's body here: a run that has ended keeps nothing its job
     /// captured.
@@ -164,28 +190,9 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
 
     /// Completes the run. The notice and the completion go through the `CompletionTrampoline`: a
     /// completion that completes another run never deepens the stack.
+    @inline(__always)
     func complete(with result: Result<Value, any Error>, fromBody: Bool = true) {
-        let failure: (any Error)?
-        switch result {
-        case .success: failure = nil
-        case .failure(let error): failure = error
-        }
-        switch withLock({ $0.complete(failure: failure, fromBody: fromBody) }) {
-        case .deliver(let erased, let notice):
-            let completion = Completion(erased)
-            if let notice {
-                CompletionTrampoline.deliver(result) { result in
-                    notice.send()
-                    completion(result)
-                }
-            } else {
-                CompletionTrampoline.deliver(result, to: completion)
-            }
-        case .reportMisuse:
-            JobDiagnostics.report(.completedTwice, runID: id)
-        case .none:
-            break
-        }
+        storage.complete(with: result, fromBody: fromBody)
     }
 
     /// Cancels the run: its handlers, notice and completion run before this returns, and so do

@@ -54,7 +54,7 @@ enum RunCompletion<Value: Sendable>: Sendable {
     }
 
     @inline(__always)
-    private static func type(_ handler: ErasedRunCompletion.Handler) -> @Sendable (Result<Value, any Error>) -> Void {
+    static func type(_ handler: ErasedRunCompletion.Handler) -> @Sendable (Result<Value, any Error>) -> Void {
         unsafeBitCast(handler, to: TypedHandler.self).call
     }
 }
@@ -65,7 +65,8 @@ enum RunCompletion<Value: Sendable>: Sendable {
 // A handler is a struct holding a `(Result<Value, any Error>) -> Void`, cast bit for bit to a struct
 // holding a function value of another signature (a function value is a code pointer and a
 // reference-counted context, whatever its signature). A member's parent is the `JobGroup<Value>` of
-// the same `Value`. Both are immutable once made.
+// the same `Value`. Both are immutable once made. `callAsFunction` is called only by the run's own
+// `Run<Value>.complete`, with the `Value` the completion was made for.
 // Safety: kept and released as this type, and called only once cast back to the very struct it was.
 enum ErasedRunCompletion: @unchecked Sendable {
     /// A handler of some `Result<Value, any Error>`, never called as this type.
@@ -76,11 +77,28 @@ enum ErasedRunCompletion: @unchecked Sendable {
     case call(Handler)
     case member(AnyObject, index: Int)
     case handler(Handler, resultQueue: DispatchQueue)
+
+    /// Calls the completion of a run of a `Job<Value>` with its result, read in place: no typed copy
+    /// of the completion is made (and retained) on the way.
+    @inline(__always)
+    func callAsFunction<Value: Sendable>(_ result: Result<Value, any Error>) {
+        switch self {
+        case .call(let completion): RunCompletion<Value>.type(completion)(result)
+        case .member(let parent, let index):
+            unsafeDowncast(parent, to: JobGroup<Value>.self).memberCompleted(at: index, with: result)
+        case .handler(let handler, let resultQueue):
+            let handler = RunCompletion<Value>.type(handler)
+            MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }
+        }
+    }
 }
 
-/// What only some runs need — cancel handlers, observers, progress, a forwarder — made on first use,
-/// in one allocation, so that a run nobody watches stays small and cheap to make and to free.
+/// What only some runs need — cancel handlers, observers, progress, a forwarder, a trace — made on
+/// first use (a traced run's when it is made), in one allocation, so that a run nobody watches stays
+/// small and cheap to make and to free.
 final class RunWatchers {
+    /// The run's trace context, if it is traced.
+    let trace: TraceContext?
     var cancelHandlers: [(token: Int, handler: @Sendable () -> Void)] = []
     var nextCancelToken = 0
     var observers: [StateObserver] = []
@@ -90,6 +108,10 @@ final class RunWatchers {
     var composite: (any ProgressComposite)?
     /// Where a combinator wants this run's progress, to fold it into its own.
     var forward: (@Sendable (Double) -> Void)?
+
+    init(trace: TraceContext? = nil) {
+        self.trace = trace
+    }
 }
 
 /// The state of one run, as a value: every transition is a mutating method that returns what to do
@@ -104,7 +126,9 @@ struct RunStateMachine {
         case pending
         case running(fraction: Double)
         case finished
-        case failed(any Error)
+        /// The error is kept beside the phase (`failure`), so that a phase holds no reference: it is
+        /// copied and dropped with no release.
+        case failed
         /// `bodyCompleted` remembers a `finish`/`fail` that arrived after cancellation, so that a
         /// second one can still be reported as a misuse.
         case cancelled(bodyCompleted: Bool)
@@ -161,18 +185,21 @@ struct RunStateMachine {
         /// cancelled first reaches its start, so that a run that has ended never keeps its job's body
         /// — and what the body captured — alive.
         var body: RunBody?
+        /// The error of a `.failed` run.
+        var failure: (any Error)?
     }
 
     private var mutable: Mutable
-    let trace: TraceContext?
     /// Where the run performs: set once, read without the lock (it never changes).
     let queue: DispatchQueue
 
     init(body: RunBody, queue: DispatchQueue, completion: Completion, trace: TraceContext?) {
         self.queue = queue
-        self.mutable = Mutable(completion: completion, body: body)
-        self.trace = trace
+        self.mutable = Mutable(completion: completion, watchers: trace.map(RunWatchers.init(trace:)), body: body)
     }
+
+    /// The run's trace context, if it is traced (kept with its watchers: a run is rarely traced).
+    var trace: TraceContext? { mutable.watchers?.trace }
 
     private(set) var phase: Phase {
         @inline(__always) get { mutable.phase }
@@ -214,7 +241,7 @@ struct RunStateMachine {
     /// The error the run ended with: its own for `.failed`, `JobError.cancelled` for `.cancelled`.
     var error: (any Error)? {
         switch phase {
-        case .failed(let error): error
+        case .failed: mutable.failure
         case .cancelled: JobError.cancelled
         case .pending, .running, .finished: nil
         }
@@ -229,7 +256,7 @@ struct RunStateMachine {
     @inline(__always)
     private mutating func move(to newPhase: Phase) -> Notice? {
         phase = newPhase
-        guard watchers != nil || trace != nil else { return nil }
+        guard watchers != nil else { return nil }
         return notice()
     }
 
@@ -298,7 +325,9 @@ struct RunStateMachine {
             switch failure {
             case .none: newPhase = .finished
             case .some(let error as JobError) where error == .cancelled: newPhase = .cancelled(bodyCompleted: true)
-            case .some(let error): newPhase = .failed(error)
+            case .some(let error):
+                newPhase = .failed
+                mutable.failure = error
             }
             watchers?.cancelHandlers = []
             let notice = move(to: newPhase)
