@@ -83,7 +83,7 @@ struct DemoCommand: AsyncParsableCommand {
         let downloads = DownloadScenario(
             jobs: jobs, maxConcurrent: maxConcurrent, randomizeTime: randomizeTime,
             chunkMilliseconds: chunkMilliseconds, directory: scratch,
-            progressMode: StandardOutput.isTerminal ? .live : .lines, write: { StandardOutput.write($0) })
+            display: .standard(json: false, quiet: false, lineStyle: .jobStates))
         let outcomes = [
             ("downloads", await downloads.run(on: backend)),
             (

@@ -7,18 +7,17 @@ import JobKitNetworking
 #endif
 
 /// The downloads scenario over HTTP: many downloads through a `JobQueue`, at most `maxConcurrent` at once, each
-/// shown pending → running n% → 100% completed on the main queue (`DownloadProgressView`), and one notice when
-/// all are done.
+/// shown pending → running n% → 100% completed on the main queue (`TransferDisplay`, in the articles' job-state
+/// lines into a pipe), and one notice when all are done.
 struct DownloadScenario: Sendable {
     var jobs: Int
     var maxConcurrent: Int
     var randomizeTime: Bool
     var chunkMilliseconds: Int
     var directory: URL
-    /// How the downloads are shown: redrawn in place on a terminal, one line per change otherwise.
-    var progressMode: DownloadProgressView.Mode
-    /// Writes text as it is, flushed at once; called on the main queue.
-    var write: @Sendable (String) -> Void
+    /// Shows the downloads (on the main queue): `TransferDisplay.standard(json: false, quiet: false,
+    /// lineStyle: .jobStates)`, or a display writing to a string in tests.
+    var display: TransferDisplay
 
     /// Returns whether every download completed byte-exact.
     func run(on backend: DemoBackend) async -> Bool {
@@ -35,13 +34,12 @@ struct DownloadScenario: Sendable {
             backend.print("downloads: could not prepare the source files")
             return false
         }
-        let view = MainQueueBox(DownloadProgressView(mode: progressMode))
-        let write = self.write
+        let display = self.display
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
-                let text = view.value.update(id: id, state: state)
-                if !text.isEmpty { write(text) }
+                display.update(Self.row(id: id, state: state, size: Int64(sizes[id - 1])))
             } onAllFinished: {
+                display.finish()
                 backend.print("All download tasks have been completed")
                 continuation.resume()
             }
@@ -59,5 +57,22 @@ struct DownloadScenario: Sendable {
         }
         backend.print("downloads: \(intact ? "every file arrived byte-exact" : "some files are missing or differ")")
         return intact
+    }
+
+    /// The display's row of download `id` in `state`.
+    static func row(id: Int, state: JobState, size: Int64) -> TransferRow {
+        var row = TransferRow(id: id, name: "download \(id)", totalBytes: size)
+        switch state {
+        case .pending: row.status = .queued
+        case .running(let fraction):
+            row.status = .running
+            row.bytesDone = Int64((Double(size) * min(max(fraction, 0), 1)).rounded())
+        case .finished:
+            row.status = .completed
+            row.bytesDone = size
+        case .failed: row.status = .failed(reason: "")
+        case .cancelled: row.status = .cancelled
+        }
+        return row
     }
 }

@@ -9,6 +9,8 @@ import Foundation
 // Safety: every member is touched on the main queue only (see above).
 final class TransferDisplay: @unchecked Sendable {
     let mode: DisplayMode
+    /// The plain lines of `.lines` mode.
+    let lineStyle: TransferEventFormat.LineStyle
     private let write: (String) -> Void
     private let width: () -> Int
     private let height: () -> Int?
@@ -18,28 +20,33 @@ final class TransferDisplay: @unchecked Sendable {
     private var pendingMessages: [String] = []
     /// Rows with progress not yet sent as JSON.
     private var unsentProgress: [Int: TransferBoard.Event] = [:]
+    /// The percent of each running row's last `.jobStates` line.
+    private var printedPercents: [Int: Int] = [:]
     private var isFinished = false
 
     /// A display writing through `write`; `width` and `height` are read at every live frame (the terminal
     /// may be resized). A live frame has at most 12 rows, and fewer on a short terminal (`height - 2`), so
     /// that the cursor never has to move above the top of the screen.
     init(
-        mode: DisplayMode, write: @escaping (String) -> Void, width: @escaping () -> Int = { 80 },
-        height: @escaping () -> Int? = { nil }
+        mode: DisplayMode, lineStyle: TransferEventFormat.LineStyle = .transfers, write: @escaping (String) -> Void,
+        width: @escaping () -> Int = { 80 }, height: @escaping () -> Int? = { nil }
     ) {
         self.mode = mode
+        self.lineStyle = lineStyle
         self.write = write
         self.width = width
         self.height = height
     }
 
     /// The display of `jobkit` on its standard output.
-    static func standard(json: Bool, quiet: Bool) -> TransferDisplay {
+    static func standard(
+        json: Bool, quiet: Bool, lineStyle: TransferEventFormat.LineStyle = .transfers
+    ) -> TransferDisplay {
         let mode = DisplayMode.choose(
             json: json, quiet: quiet, isTerminal: StandardOutput.isTerminal,
             environment: ProcessInfo.processInfo.environment)
         return TransferDisplay(
-            mode: mode, write: { StandardOutput.write($0) },
+            mode: mode, lineStyle: lineStyle, write: { StandardOutput.write($0) },
             width: { StandardOutput.columns ?? EnvironmentColumns.value ?? 80 },
             height: { StandardOutput.lines })
     }
@@ -54,7 +61,7 @@ final class TransferDisplay: @unchecked Sendable {
         case .quiet:
             return
         case .lines:
-            if let line = TransferEventFormat.plainLine(for: event) { write(line + "\n") }
+            if let line = plainLine(for: event) { write(line + "\n") }
         case .json:
             if event.kind == .progress {
                 unsentProgress[row.id] = event
@@ -86,6 +93,24 @@ final class TransferDisplay: @unchecked Sendable {
         guard !isFinished else { return }
         draw(at: Self.now())
         isFinished = true
+    }
+
+    private func plainLine(for event: TransferBoard.Event) -> String? {
+        switch lineStyle {
+        case .transfers:
+            return TransferEventFormat.plainLine(for: event)
+        case .jobStates:
+            guard event.row.status == .running else {
+                printedPercents[event.row.id] = nil
+                return event.kind == .status ? TransferEventFormat.jobStateLine(for: event.row) : nil
+            }
+            let percent = TransferEventFormat.percent(of: event.row)
+            if event.kind == .progress, let before = printedPercents[event.row.id], before / 20 == percent / 20 {
+                return nil
+            }
+            printedPercents[event.row.id] = percent
+            return TransferEventFormat.jobStateLine(for: event.row)
+        }
     }
 
     private func requestFrame() {

@@ -1,8 +1,17 @@
 import Foundation
 
-/// The two non-terminal forms of the display's events: one plain line per status change (for a pipe or a
-/// log file) and one JSON object per event (`--json`, for scripts).
+/// The two non-terminal forms of the display's events: plain lines (for a pipe or a log file) and one JSON
+/// object per event (`--json`, for scripts).
 enum TransferEventFormat {
+    /// Which plain lines a pipe gets.
+    enum LineStyle: Equatable, Sendable {
+        /// One line per status change of a transfer: `started a.bin (1.0 MiB)`, `completed a.bin (1.0 MiB)`.
+        case transfers
+        /// The articles' job states, the downloads demo's: `  download 3: pending`, `  download 3: running
+        /// 40%` (progress every 20%, and 100%), `  download 3: 100% completed`.
+        case jobStates
+    }
+
     /// The plain line for `event`, or nil for a progress event or a row only queued (a pipe gets status
     /// changes only). Names and reasons lose their control characters; nothing else is cut.
     static func plainLine(for event: TransferBoard.Event) -> String? {
@@ -20,6 +29,25 @@ enum TransferEventFormat {
         case .failed(let reason): return "failed \(name): \(DisplayWidth.fit(reason, to: .max))"
         case .cancelled: return "cancelled \(name)"
         }
+    }
+
+    /// The `.jobStates` line of `row` (every status has one; progress is the row's whole percent).
+    static func jobStateLine(for row: TransferRow) -> String {
+        let name = DisplayWidth.fit(row.name, to: .max)
+        return switch row.status {
+        case .queued: "  \(name): pending"
+        case .running, .retrying, .paused: "  \(name): running \(percent(of: row))%"
+        case .completed: "  \(name): 100% completed"
+        case .failed(let reason) where reason.isEmpty: "  \(name): failed"
+        case .failed(let reason): "  \(name): failed: \(DisplayWidth.fit(reason, to: .max))"
+        case .cancelled: "  \(name): cancelled"
+        }
+    }
+
+    /// The whole percent of `row` done, `0...100`; 0 while its size is unknown.
+    static func percent(of row: TransferRow) -> Int {
+        guard let total = row.totalBytes, total > 0 else { return 0 }
+        return Int(min(max(Double(row.bytesDone) / Double(total), 0), 1) * 100)
     }
 
     /// One event of `--json`: `{"event":"completed","id":3,"name":"a.bin","bytes":1024,…}`.

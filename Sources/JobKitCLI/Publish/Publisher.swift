@@ -161,16 +161,18 @@ final class Publisher {
 
     private func show(_ id: Int, _ state: JobState, size: Int64?) {
         guard var row = display.rows.row(id: id) else { return }
-        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        let now = DispatchTime.now().uptimeNanoseconds
         switch state {
         case .pending:
             row.status = .queued
         case .running(let fraction):
             let done = size.map { Int64(Double($0) * min(max(fraction, 0), 1)) } ?? 0
-            speeds[id, default: SpeedMeter()].record(bytes: done, at: now)
+            var meter = speeds[id] ?? SpeedMeter(window: 2_000_000_000)
+            meter.record(done, at: now)
+            speeds[id] = meter
             row.bytesDone = done
-            row.bytesPerSecond = speeds[id]?.bytesPerSecond ?? 0
-            row.secondsRemaining = speeds[id]?.secondsRemaining(total: size)
+            row.bytesPerSecond = meter.rate(done, at: now)
+            row.secondsRemaining = meter.secondsRemaining(done, of: size, at: now)
             // A retry shows until its attempt moves bytes again.
             let isRetrying = if case .retrying = row.status { true } else { false }
             if !isRetrying || fraction > 0 { row.status = .running }

@@ -1,3 +1,4 @@
+import JobKit
 import JobKitTestSupport
 import Testing
 
@@ -78,6 +79,61 @@ import Testing
         terminal.write(output.text)
         #expect(terminal.screen.first == "✓ a  4 B")
         #expect(terminal.screen.last?.hasPrefix("total") == true && terminal.screen.last?.contains("1/1 done") == true)
+    }
+
+    @Test func jobStateLinesShowEveryStateAndProgressEveryTwentyPercent() {
+        let output = Output()
+        let display = TransferDisplay(mode: .lines, lineStyle: .jobStates, write: output.append)
+        var row = TransferRow(id: 3, name: "download 3", totalBytes: 100)
+        display.update(row)
+        row.status = .running
+        for done in [0, 5, 20, 50, 99, 100] as [Int64] {
+            row.bytesDone = done
+            display.update(row)
+        }
+        row.status = .completed
+        display.update(row)
+        display.update(TransferRow(id: 4, name: "download 4", status: .failed(reason: "")))
+        display.update(TransferRow(id: 5, name: "download\u{1B}5", status: .cancelled))
+        #expect(
+            output.text == """
+                  download 3: pending
+                  download 3: running 0%
+                  download 3: running 20%
+                  download 3: running 50%
+                  download 3: running 99%
+                  download 3: running 100%
+                  download 3: 100% completed
+                  download 4: failed
+                  download5: cancelled
+
+                """)
+    }
+
+    @Test func jobStateRowsOfAnUnknownOrEmptySizeAndARestartStayInBounds() {
+        #expect(TransferEventFormat.percent(of: TransferRow(id: 1, name: "a", bytesDone: 7, totalBytes: nil)) == 0)
+        #expect(TransferEventFormat.percent(of: TransferRow(id: 1, name: "a", bytesDone: 7, totalBytes: 0)) == 0)
+        #expect(TransferEventFormat.percent(of: TransferRow(id: 1, name: "a", bytesDone: .max, totalBytes: 1)) == 100)
+        #expect(TransferEventFormat.percent(of: TransferRow(id: 1, name: "a", bytesDone: -5, totalBytes: 1)) == 0)
+        let output = Output()
+        let display = TransferDisplay(mode: .lines, lineStyle: .jobStates, write: output.append)
+        display.update(TransferRow(id: 1, name: "a", bytesDone: 60, totalBytes: 100, status: .running))
+        display.update(TransferRow(id: 1, name: "a", totalBytes: 100, status: .queued))
+        display.update(TransferRow(id: 1, name: "a", bytesDone: 61, totalBytes: 100, status: .running))
+        #expect(output.text.split(separator: "\n") == ["  a: running 60%", "  a: pending", "  a: running 61%"])
+    }
+
+    @Test func theDemosDownloadsAreRowsOfTheOneDisplay() {
+        let output = Output()
+        let display = TransferDisplay(mode: .live, lineStyle: .jobStates, write: output.append, width: { 60 })
+        let states: [JobState] = [.pending, .running(fraction: 0.5), .finished]
+        for state in states { display.update(DownloadScenario.row(id: 1, state: state, size: 4)) }
+        display.update(DownloadScenario.row(id: 2, state: .running(fraction: 7), size: 4))
+        display.finish()
+        var terminal = TerminalEmulator()
+        terminal.write(output.text)
+        #expect(terminal.screen.first == "✓ download 1  4 B")
+        #expect(display.rows.row(id: 2)?.bytesDone == 4, "a fraction past 1 is the whole file, no more")
     }
 }
 

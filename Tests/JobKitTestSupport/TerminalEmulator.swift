@@ -1,20 +1,22 @@
-import JobKitTestSupport
 import Testing
 
 /// What a terminal shows after text is written to it: a minimal emulator of the escapes the live displays use
 /// (cursor up, clear line, clear to the end of the screen, colors), which it checks are the only ones.
-struct TerminalEmulator {
-    private(set) var lines = [""]
+package struct TerminalEmulator {
+    package private(set) var lines = [""]
     private var row = 0
 
     /// The screen's lines, without the empty last one.
-    var screen: [String] {
+    package var screen: [String] {
         var shown = lines
         while shown.last == "" { shown.removeLast() }
         return shown
     }
 
-    mutating func write(_ text: String) {
+    package init() {}
+
+    /// Moves through `text` as a terminal would.
+    package mutating func write(_ text: String) {
         var rest = Substring(text)
         while let character = rest.first {
             if character == "\u{1B}" {
