@@ -24,23 +24,6 @@ final class TaggedQueue: Sendable {
     var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == ObjectIdentifier(self) }
 }
 
-/// A lock-protected value for tests.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // Safety: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-
-    var current: Value { withLock { $0 } }
-}
-
 /// Counts how many are in flight and the highest count seen.
 final class InFlightMeter: Sendable {
     private let state = Locked((current: 0, peak: 0))

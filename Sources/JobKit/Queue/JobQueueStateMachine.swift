@@ -18,13 +18,8 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     private(set) var limit: Int
     private(set) var isPaused = false
     private var entries: [ID: Entry] = [:]
-    /// Ids in the order they were added; an entry that ended or is no longer pending under that
-    /// sequence is skipped when it reaches the front.
-    private var pendingOrder = Deque<(id: ID, sequence: UInt64)>()
-    /// Slots in `pendingOrder` of jobs that ended while pending: compacted away once they outnumber
-    /// the live ones, so the deque stays within twice the pending count (plus 64).
-    private var staleSlots = 0
-    private(set) var pendingCount = 0
+    /// The pending ids in the order they were added, under their sequence.
+    private var pendingOrder = SlotQueue<ID>()
     private(set) var runningCount = 0
     private var nextSequence: UInt64 = 0
     private var nextStart: UInt64 = 0
@@ -33,10 +28,7 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     let historyLimit: Int
     /// How many jobs ended since the queue was made.
     private(set) var finishedCount = 0
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    /// Tokens handed out and not yet resolved (resumed, or cancelled before they waited).
-    private var openWaiters: Set<Int> = []
-    private var nextWaiter = 0
+    private var waiters = Waiters<Void>()
 
     init(limit: Int, historyLimit: Int) {
         self.limit = max(limit, 1)
@@ -44,6 +36,8 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     }
 
     var isIdle: Bool { entries.isEmpty }
+
+    var pendingCount: Int { pendingOrder.count }
 
     /// A sequence number for the next `add`, taken before its run is made.
     mutating func takeSequence() -> UInt64 {
@@ -59,8 +53,7 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     mutating func add(_ item: Item, id: ID, sequence: UInt64) throws(AddError) -> [Item] {
         guard entries[id] == nil else { throw .duplicate }
         entries[id] = Entry(item: item, sequence: sequence)
-        pendingOrder.append((id, sequence))
-        pendingCount += 1
+        pendingOrder.append(id, ticket: sequence)
         return claimStarts()
     }
 
@@ -76,9 +69,7 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
         guard let entry = entries[id], entry.sequence == sequence else { return Completion() }
         entries[id] = nil
         if entry.startedAt == nil {
-            pendingCount -= 1
-            staleSlots += 1
-            compactPendingOrderIfStale()
+            pendingOrder.remove(id)
         } else {
             runningCount -= 1
         }
@@ -89,12 +80,8 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
         }
         var completion = Completion(start: claimStarts())
         if entries.isEmpty {
-            pendingOrder = Deque()  // only stale slots of cancelled jobs can be left
-            staleSlots = 0
             completion.drained = true
-            completion.waiters = Array(waiters.values)
-            for token in waiters.keys { openWaiters.remove(token) }
-            waiters = [:]
+            completion.waiters = waiters.takeAll()
         }
         return completion
     }
@@ -116,9 +103,7 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
     }
 
     /// Ids waiting for a slot, in the order they will start.
-    var pending: [ID] {
-        pendingOrder.elements.compactMap { isPending($0) ? $0.id : nil }
-    }
+    var pending: [ID] { pendingOrder.keys }
 
     /// Ids running now, in the order they started.
     var running: [ID] {
@@ -135,59 +120,31 @@ struct JobQueueStateMachine<ID: Hashable & Sendable> {
 
     // MARK: Waiting until idle
 
-    mutating func makeWaiterToken() -> Int {
-        nextWaiter += 1
-        openWaiters.insert(nextWaiter)
-        return nextWaiter
-    }
+    mutating func makeWaiterToken() -> Int { waiters.makeToken() }
 
     /// Returns `true` when the waiter must be resumed at once (idle, or its task was cancelled).
     mutating func addWaiter(_ token: Int, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        guard !entries.isEmpty, openWaiters.contains(token) else {
-            openWaiters.remove(token)
-            return true
-        }
-        waiters[token] = continuation
-        return false
+        !waiters.wait(token, continuation, isReached: entries.isEmpty)
     }
 
     /// The waiting task was cancelled: returns its continuation to resume, if it was waiting. A
     /// token already resumed is forgotten; one not yet waiting is closed, so that it resumes at once.
     mutating func cancelWaiter(_ token: Int) -> CheckedContinuation<Void, Never>? {
-        openWaiters.remove(token)
-        return waiters.removeValue(forKey: token)
+        waiters.cancel(token)
     }
 
-    /// How many slots the pending deque holds, live and stale (for tests).
-    var pendingSlotCount: Int { pendingOrder.count }
+    /// How many slots the pending queue holds, live and stale (for tests).
+    var pendingSlotCount: Int { pendingOrder.slotCount }
 
     // MARK: Starting
 
-    private func isPending(_ slot: (id: ID, sequence: UInt64)) -> Bool {
-        guard let entry = entries[slot.id] else { return false }
-        return entry.sequence == slot.sequence && entry.startedAt == nil
-    }
-
-    private mutating func compactPendingOrderIfStale() {
-        guard staleSlots > 64, staleSlots > pendingCount else { return }
-        var live = Deque<(id: ID, sequence: UInt64)>()
-        for slot in pendingOrder.elements where isPending(slot) { live.append(slot) }
-        pendingOrder = live
-        staleSlots = 0
-    }
-
     private mutating func claimStarts() -> [Item] {
         var starts: [Item] = []
-        while !isPaused, runningCount < limit, let slot = pendingOrder.popFirst() {
-            guard isPending(slot) else {
-                staleSlots -= 1
-                continue
-            }
+        while !isPaused, runningCount < limit, let id = pendingOrder.popFirst() {
             nextStart += 1
-            entries[slot.id]?.startedAt = nextStart
-            pendingCount -= 1
+            entries[id]?.startedAt = nextStart
             runningCount += 1
-            starts.append(entries[slot.id]!.item)
+            starts.append(entries[id]!.item)
         }
         return starts
     }

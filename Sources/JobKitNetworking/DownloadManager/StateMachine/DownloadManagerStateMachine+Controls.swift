@@ -151,11 +151,7 @@ extension DownloadManagerStateMachine {
         }
         isClosed = true
         let summary = summary(now: now)
-        for (id, waiter) in waiters {
-            actions.waiters.append((waiter, summary))
-            openWaiters.remove(id)
-        }
-        waiters = [:]
+        actions.waiters = waiters.takeAll().map { ($0, summary) }
         return actions
     }
 }

@@ -131,12 +131,8 @@ struct DownloadManagerStateMachine<Handle> {
     var nextID: UInt64 = 1
     var nextTicket: UInt64 = 0
     var nextGeneration: UInt64 = 0
-    /// Pending items per host, in ticket order; stale slots are dropped when they reach the front.
-    var queues: [String: Deque<(id: ItemID, ticket: UInt64)>] = [:]
-    /// Slots in `queues`, stale ones included: when they outnumber twice the pending items, the
-    /// queues are swept (an item suspended and resumed a million times behind a blocked head would
-    /// otherwise leave a million stale slots).
-    var queuedSlots = 0
+    /// Pending items per host, in ticket order (an item leaving `pending` is withdrawn from its queue).
+    var queues: [String: SlotQueue<ItemID>] = [:]
     var runningByHost: [String: Int] = [:]
     var runningCount = 0
     var pendingCount = 0
@@ -164,9 +160,7 @@ struct DownloadManagerStateMachine<Handle> {
     var compactedRecords = 0
     /// A rewrite of the journal failed: the next write is a whole one.
     var compactionOwed = false
-    var waiters: [Int: CheckedContinuation<DownloadManager.Summary, Never>] = [:]
-    var openWaiters: Set<Int> = []
-    var nextWaiter = 0
+    var waiters = Waiters<DownloadManager.Summary>()
 
     init(
         directory: URL, limit: Int, perHost: Int?, interval: Duration, window: Duration, startsRestored: Bool = true
@@ -473,37 +467,21 @@ struct DownloadManagerStateMachine<Handle> {
         guard let entry = entries[id] else { return }
         nextTicket += 1
         entries[id]?.phase = .pending(ticket: nextTicket)
-        queues[entry.host, default: Deque()].append((id, nextTicket))
-        queuedSlots += 1
+        queues[entry.host, default: SlotQueue()].append(id, ticket: nextTicket)
         pendingCount += 1
         hasActivity = true
-        if queuedSlots > 2 * pendingCount + 64 { sweepQueues() }
     }
 
-    /// Whether a queue slot is its item's current one (the item is pending under that ticket).
-    func isLive(_ slot: (id: ItemID, ticket: UInt64)) -> Bool {
-        if case .pending(let ticket) = entries[slot.id]?.phase { return ticket == slot.ticket }
-        return false
-    }
-
-    /// Drops every stale slot, keeping the order: O(slots), paid once the stale ones are at least
-    /// half of them, so amortized O(1) per `enqueue`.
-    mutating func sweepQueues() {
-        var slots = 0
-        for (host, queue) in queues {
-            var kept = Deque<(id: ItemID, ticket: UInt64)>()
-            for slot in queue.elements where isLive(slot) { kept.append(slot) }
-            slots += kept.count
-            queues[host] = kept.count == 0 ? nil : kept
-        }
-        queuedSlots = slots
-    }
+    /// Slots in `queues`, stale ones included (for tests of their bound).
+    var queuedSlots: Int { queues.values.reduce(0) { $0 + $1.slotCount } }
 
     /// Updates the counts for an item leaving its phase.
     mutating func leave(_ entry: Entry) {
         switch entry.phase {
         case .pending:
             pendingCount -= 1
+            queues[entry.host]?.remove(entry.id)
+            if queues[entry.host]?.isEmpty == true { queues[entry.host] = nil }
         case .running:
             runningCount -= 1
             runningByHost[entry.host, default: 1] -= 1
@@ -539,22 +517,16 @@ struct DownloadManagerStateMachine<Handle> {
         var best: (host: String, ticket: UInt64)?
         for host in Array(queues.keys) {
             if let perHost, runningByHost[host, default: 0] >= perHost { continue }
-            // Drop stale slots: items that left `pending`, or were queued again under a new ticket.
-            while let head = queues[host]?.first, !isLive(head) {
-                _ = queues[host]!.popFirst()
-                queuedSlots -= 1
-            }
-            guard let head = queues[host]?.first else {
+            guard let head = queues[host]?.first() else {
                 queues[host] = nil
                 continue
             }
             // Its files are being unlinked: the host waits for that (a moment), keeping its order.
-            if let name = entries[head.id]?.name, cleaning[name] != nil { continue }
+            if let name = entries[head.key]?.name, cleaning[name] != nil { continue }
             if best == nil || head.ticket < best!.ticket { best = (host, head.ticket) }
         }
         guard let best else { return nil }
-        queuedSlots -= 1
-        return queues[best.host]!.popFirst()!.id
+        return queues[best.host]!.popFirst()
     }
 
     /// Sends `allFinished` and resumes the waiters when nothing is active any more — and no file of
@@ -566,11 +538,7 @@ struct DownloadManagerStateMachine<Handle> {
         hasActivity = false
         let summary = summary(now: now)
         actions.wake(outbox.note(.allFinished(summary)))
-        for (id, waiter) in waiters {
-            actions.waiters.append((waiter, summary))
-            openWaiters.remove(id)
-        }
-        waiters = [:]
+        actions.waiters = waiters.takeAll().map { ($0, summary) }
         return actions
     }
 
