@@ -7,6 +7,9 @@ import ServiceLifecycle
 
 /// The HTTP server the demos and tests talk to: the demo's backends on a loopback address.
 ///
+/// **Threading.** `start` and `stop` may be called from any task; requests are served on SwiftNIO's event
+/// loops, many at once.
+///
 /// - `GET /files/...`: files under `root/files`, with RFC 9110 ranges, `ETag`, `Last-Modified`, `If-Range`;
 /// - `GET /downloads/{name}?chunk-ms=N`: uploaded media, streamed slowly (for progress);
 /// - `PUT /media/{name}`, `POST /media`: uploads streamed to disk under `root/media`;

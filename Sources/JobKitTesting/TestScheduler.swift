@@ -3,7 +3,7 @@ import JobKit
 
 /// A `JobScheduler` whose time moves only when a test says so.
 ///
-/// Scheduled actions run synchronously inside `advance(by:)` / `run()`, in time order (actions due
+/// **Threading.** Scheduled actions run synchronously inside `advance(by:)` / `run()`, in time order (actions due
 /// at the same time in the order they were scheduled), on the caller's thread. Time never moves by
 /// itself, so a test of a 30-second timeout or an exponential backoff runs instantly. Times saturate
 /// at 2⁶² seconds (about 146 billion years) instead of overflowing: deadlines beyond it coincide.

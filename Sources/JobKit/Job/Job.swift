@@ -2,6 +2,11 @@ import Dispatch
 
 /// A unit of asynchronous work that completes once with a `Value` or an error.
 ///
+/// **Threading.** A `Job` is an immutable `Sendable` value: make, compose and perform it from any thread.
+/// Each run's body is called on the `queue` given to `perform` (a global queue by default) and its completion
+/// handler on `resultQueue` (the main queue by default), exactly once; the body may call its `Controller`
+/// from any thread.
+///
 /// A job is a recipe: creating one does nothing. Each `perform` starts a new, independent run, so a
 /// job can be performed many times, composed into groups and sequences, or awaited from async code.
 ///

@@ -2,6 +2,9 @@ import Foundation
 
 /// Reports misuse of the job contract in debug builds — never a crash.
 ///
+/// **Threading.** `addHandler` and `removeHandler` may be called from any thread. A handler is called on the
+/// thread that completed the run a second time, with no lock held: keep it thread-safe and cheap.
+///
 /// Today one misuse is detected: a body that completes its run twice (`finish` after `finish`,
 /// `fail` after `finish`, …). The first outcome always stands and the second is ignored; in debug
 /// builds the second is also reported, once per run, to every installed handler. With no handler

@@ -3,6 +3,10 @@ import Foundation
 
 /// One run of a job: observe its state and progress, or cancel it.
 ///
+/// **Threading.** Every member may be used from any thread. `cancel()` takes effect at once and is
+/// idempotent; observers and delegates are called on the queue they were given, one call at a time, in the
+/// run's order.
+///
 /// The run goes on whether or not the handle is kept; the handle keeps the run's state alive, not the
 /// other way round.
 public final class JobHandle: Sendable {

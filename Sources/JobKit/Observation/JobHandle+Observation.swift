@@ -80,7 +80,7 @@ public struct JobObservation: Sendable {
 
 /// Hears of one run, through `JobHandle.setDelegate(_:on:)`.
 ///
-/// Calling contract: every method is called on the queue given to `setDelegate`, one call at a time,
+/// **Threading.** Every method is called on the queue given to `setDelegate`, one call at a time,
 /// in the run's order; `job(_:didCompleteWith:)` exactly once per run unless the delegate is gone
 /// first. JobKit holds the delegate `weak`: it never keeps it alive, and a delegate that is
 /// deallocated mid-run is simply not called again. Every method has a default that does nothing.

@@ -3,6 +3,10 @@ import Dispatch
 /// A queue of jobs of which at most `maxConcurrent` run at once — the download manager of a
 /// typical app, as a reusable type.
 ///
+/// **Threading.** Every method may be called from any thread, concurrently. `onStateChange`, `onAllFinished`
+/// and each job's own completion run on `resultQueue` (the main queue by default), one at a time and in
+/// order; no handler is called while the queue's lock is held, so a handler may call back into the queue.
+///
 /// Jobs of any value type can be added at any time, idle or running. Each job's states (`pending`,
 /// `running(fraction:)`, then `finished`, `failed` or `cancelled`) reach `onStateChange` on
 /// `resultQueue`, in order, with progress coalesced as `JobHandle.onStateChange` does; each time the

@@ -3,6 +3,9 @@ import Foundation
 
 /// Warns when a handler waits on a main queue that nothing services.
 ///
+/// **Threading.** `threshold` may be read and set at any time, from any thread; the warning is written from a
+/// background queue, never the main one.
+///
 /// Handlers run on the main queue by default. In a command-line tool or a server, nothing drains
 /// the main queue unless the program calls `dispatchMain()`, runs `RunLoop.main`, or has an async
 /// `main` — and then handlers silently never run. When a handler has waited on the main queue longer

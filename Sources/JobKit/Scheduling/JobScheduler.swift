@@ -2,6 +2,9 @@ import Dispatch
 
 /// Where time-based operators (`delay`, `timeout`, `retry`'s backoff) get their clock and timers.
 ///
+/// **Threading.** A scheduler is called from any thread, concurrently: `now` and `schedule` must be
+/// thread-safe, and each action runs once, on a thread of the scheduler's choosing, with no JobKit lock held.
+///
 /// The default is `DispatchScheduler` (GCD timers on the monotonic clock). Tests pass a
 /// `TestScheduler` (from `JobKitTesting`) to move time by hand: timeouts, delays and backoff
 /// schedules then run instantly and deterministically.
@@ -31,6 +34,8 @@ public struct ScheduledAction: Sendable {
 }
 
 /// GCD timers: actions run on `queue` after their delay.
+///
+/// **Threading.** A `Sendable` value, used from any thread; each action runs once on `queue`.
 ///
 /// Each action is a one-shot `DispatchSourceTimer`. Cancelling it cancels the source, which
 /// releases the action (and everything it captured) at once — not at the deadline — so a finished

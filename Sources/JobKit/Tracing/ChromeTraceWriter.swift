@@ -3,6 +3,9 @@ import Foundation
 /// A tracer that writes Chrome trace-event JSON: open the file in Perfetto (ui.perfetto.dev) or
 /// `chrome://tracing`.
 ///
+/// **Threading.** Thread-safe: runs record into it from any thread at once, and `write(to:)` (or reading the
+/// JSON) may be called from any thread, at any time, with what was recorded so far.
+///
 /// Each run is a begin/end pair; jobs are laid out one thread row per concurrency slot ("slot 1",
 /// "slot 2", …) and groups and sequences on rows of their own, so the rows show how many ran at once.
 ///

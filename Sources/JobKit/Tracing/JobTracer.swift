@@ -2,9 +2,9 @@ import Dispatch
 
 /// Receives the lifecycle of traced runs: enqueued, started, progress, and how each ended.
 ///
-/// `record(_:)` is called synchronously on the thread where the transition happened, with no lock
-/// held, possibly from many threads at once: keep it thread-safe and cheap (append to a buffer).
-/// Tracers are retained by every run they trace until that run ends.
+/// **Threading.** `record(_:)` is called synchronously on the thread where the transition happened, with no
+/// lock held, possibly from many threads at once: keep it thread-safe and cheap (append to a buffer). Tracers
+/// are retained by every run they trace until that run ends.
 ///
 /// ```swift
 /// let trace = ChromeTraceWriter()

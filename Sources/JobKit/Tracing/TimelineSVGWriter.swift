@@ -4,6 +4,9 @@ import Foundation
 /// its outcome, and the spans of groups and sequences on top — a picture that shows at a glance how
 /// many jobs ran at once.
 ///
+/// **Threading.** Thread-safe: runs record into it from any thread at once, and `write(to:)` (or reading the
+/// SVG) may be called from any thread, at any time, with what was recorded so far.
+///
 /// ```swift
 /// let timeline = TimelineSVGWriter()
 /// downloads.traced(by: timeline).perform { _ in try? timeline.write(to: URL(filePath: "downloads.svg")) }

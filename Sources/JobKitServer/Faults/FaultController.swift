@@ -4,6 +4,9 @@ import JobKit
 import NIOCore
 
 /// The server's live fault settings; change them while it runs.
+///
+/// **Threading.** Thread-safe: change the plan from any thread while requests are served; each request reads
+/// the plan once, when it arrives.
 public final class FaultController: Sendable {
     /// What a scripted request gets.
     private enum ScriptedFault: Sendable {

@@ -1,6 +1,10 @@
 /// Named jobs with dependencies, run as one job: each node starts when every node it depends on has
 /// finished, at most `maxConcurrent` at once.
 ///
+/// **Threading.** A `Sendable` value: build it on one thread (`add` is `mutating`), then make its job from
+/// any thread; the nodes run as the job's runs do (bodies on their queue, the report on the handler's
+/// `resultQueue`).
+///
 /// ```swift
 /// var graph = JobGraph<String>()
 /// try graph.add("photos", uploadPhotos)
