@@ -1,0 +1,137 @@
+import Foundation
+import JobKit
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One download: its attempts (a resume, then possibly a fresh start) and its end — the executor of
+/// `DownloadAttemptStateMachine`, which decides what each response and piece of body means.
+///
+/// Runs sequentially: the first attempt starts on the run's queue; each attempt's callbacks one at
+/// a time, on the transport's thread (the client's serial delegate queue, or SwiftNIO's blocking
+/// pool, one callback after the other); the attempt that replaces one, on the run's queue.
+// Safety: used sequentially, as above.
+final class Download: @unchecked Sendable {
+    let url: URL
+    let destination: URL
+    let part: PartFile
+    let transport: DownloadTransport
+    let controller: Job<URL>.Controller
+    let durability: Durability
+    let hooks: DownloadHooks?
+    /// The metadata of the `.part`, as read at the start or written for the current response.
+    var metadata: PartMetadata?
+
+    init(
+        url: URL, destination: URL, part: PartFile, transport: DownloadTransport, controller: Job<URL>.Controller,
+        durability: Durability, hooks: DownloadHooks?
+    ) {
+        self.url = url
+        self.destination = destination
+        self.part = part
+        self.transport = transport
+        self.controller = controller
+        self.durability = durability
+        self.hooks = hooks
+        metadata = part.readMetadata()
+    }
+
+    /// The length of the `.part` when it can be resumed, else nil.
+    func resumableLength(blindResume: Bool) -> Int64? {
+        DownloadAttemptStateMachine.resumeOffset(
+            partLength: part.length, metadata: metadata, url: url, blindResume: blindResume)
+    }
+
+    /// Requests the file, from `offset` when resuming, and carries out what the attempt's state
+    /// machine decides.
+    func attempt(resumingAt offset: Int64?) {
+        var machine = DownloadAttemptStateMachine(
+            url: url, path: destination.path, resumingAt: offset, metadata: metadata)
+        var request = URLRequest(url: url)
+        for (name, value) in machine.requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
+        let handler = TransferHandler()
+        handler.onResponse = { [self] response in
+            switch try machine.received(status: response.statusCode, headers: response.lowercasedHeaders) {
+            case .write(let start, let total, let truncating, let newMetadata):
+                if truncating {
+                    try part.truncate()
+                } else if start > 0 {
+                    try part.seek(to: start)
+                }
+                if let newMetadata {
+                    try part.writeMetadata(newMetadata)
+                    metadata = newMetadata
+                }
+                hooks?.began(start, total)
+                return true
+            case .startOver:
+                return false
+            case .readErrorBody, .finalizeWhenDone:
+                return true
+            }
+        }
+        func receive(_ bytes: UnsafeRawBufferPointer) throws {
+            guard case .write(let progress) = try machine.received(bytes) else { return }
+            try part.write(bytes)
+            hooks?.received(bytes.count)
+            if let progress { controller.report(progress: progress) }
+        }
+        handler.onBytes = receive
+        handler.onData = { data in try data.withUnsafeBytes { try receive($0) } }
+        handler.onComplete = { [self] response, error in
+            if controller.isCancelled { return part.close() }
+            switch machine.ended(withError: error != nil) {
+            case .startOver:
+                do {
+                    try part.truncate()
+                    metadata = nil
+                    // Not on the delegate queue, which every transfer of the client shares.
+                    controller.queue.async { self.attempt(resumingAt: nil) }
+                } catch {
+                    end(.failure(error))
+                }
+            case .failWithStatus(let body):
+                end(HTTPReply.validated(body, response, nil, url: url).map { _ in destination })
+            case .failWithTransportError:
+                end(.failure(TransportError.readable(error ?? URLError(.unknown), url: url)))
+            case .failWithoutResponse:
+                end(.failure(TransportError(URLError(.badServerResponse), url: url)))
+            case .fail(let inconsistent):
+                end(.failure(inconsistent))
+            case .finalize:
+                // A hook's checksum or an fsync takes milliseconds: off the delegate queue, which every
+                // transfer of the client shares.
+                controller.queue.async { self.finalize() }
+            }
+        }
+        transport.start(request, handler: handler, for: controller)
+    }
+
+    /// Gives the complete `.part` the destination's name and completes the run, in one step on the
+    /// run's queue. The rename happens only if the run is not cancelled by then — checked under the
+    /// part's lock, which the cancel handler's `close()` takes too — and the run completes right
+    /// after it, with no hop through a queue: a cancel comes first (no file under the name; the run
+    /// ends cancelled) or finds the run finished. Only a cancel that lands between the check and
+    /// `finish` (the rename call, the folder's flush with `.system`, closing the `.part`) ends the
+    /// run cancelled with its file in place: closing that needs the core to let a body commit (a
+    /// cancel after it too late), which its contract — a cancel ends the run at once — does not.
+    private func finalize() {
+        let renamed = Result { () throws -> Bool in
+            if let hooks { try hooks.beforeFinalize(part, part.length) }
+            return try part.finalize(durability, unless: { controller.isCancelled })
+        }
+        part.close()
+        switch renamed {
+        case .success(true): controller.finish(destination)
+        case .success(false): break  // cancelled: the run has ended; the `.part` stays for a resume
+        case .failure(let error): controller.fail(with: error)
+        }
+    }
+
+    /// Ends the download: closes the `.part` and completes the run on its queue.
+    private func end(_ result: Result<URL, any Error>) {
+        part.close()
+        controller.completeOnQueue(with: result)
+    }
+}
