@@ -124,9 +124,9 @@ public final class DownloadManager: Sendable {
         self.folder = folder
         let (file, data) = try JournalFile.open(
             in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
-        var contents: DownloadJournal.Contents
+        let recovery: JournalRecovery
         do {
-            contents = try DownloadJournal.parse(data)
+            recovery = try JournalRecovery(journal: data, facts: folder.facts)
         } catch {
             file.close()
             switch error {
@@ -137,30 +137,10 @@ public final class DownloadManager: Sendable {
                     reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
             }
         }
-        journalProblems = contents.problems
-        var partLengths: [UInt64: Int64] = [:]
-        for index in contents.entries.indices {
-            let entry = contents.entries[index]
-            let parts = PartNames(for: entry.name)
-            let part = folder.facts(parts.part)
-            let status = Self.restoredStatus(entry, file: folder.facts(entry.name), partExists: part != .missing)
-            contents.entries[index].status = status
-            // A completed file that changed since is somebody else's now: never replaced.
-            if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
-            if case .file(let size) = part { partLengths[entry.id] = size }
-            // What a process killed while writing metadata or finalizing leaves: nothing reads it
-            // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.
-            folder.unlink(parts.metadataTemporary)
-            if part == .missing { folder.unlink(parts.metadata) }
-        }
-        // What a process killed between a `remove` or `cancel` record and its unlinks left: the
-        // journal says the item is gone, so its `.part` is nobody's.
-        for name in contents.leftovers {
-            for sidecar in PartNames(for: name).all { folder.unlink(sidecar) }
-        }
+        journalProblems = recovery.contents.problems
+        for name in recovery.unlinks { folder.unlink(name) }
         // The journal is rewritten from what it said before anything runs: torn lines go.
-        let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
-        try file.replace(with: DownloadJournal.encode(header: header, records))
+        try file.replace(with: recovery.journal)
         // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
         if let transport = configuration.transport {
             self.transport = transport
@@ -174,7 +154,7 @@ public final class DownloadManager: Sendable {
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
             interval: configuration.progressInterval, window: configuration.speedWindow,
             startsRestored: configuration.startsRestoredItems)
-        let actions = machine.restore(contents, partLengths: partLengths, now: Self.now())
+        let actions = machine.restore(recovery.contents, partLengths: recovery.partLengths, now: Self.now())
         state = .make(machine)
         journal = .make(JournalBox(file: file))
         perform(actions)

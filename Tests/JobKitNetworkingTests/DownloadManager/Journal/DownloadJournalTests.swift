@@ -123,31 +123,6 @@ import Testing
         #expect(try DownloadJournal.parse(Data(#"{"format":"jobkit-dow"#.utf8)).entries.isEmpty)
     }
 
-    @Test func restoringJudgesEachEntryByTheDisk() {
-        let done = Self.entries[0]
-        #expect(DownloadManager.restoredStatus(done, file: .file(size: 42), partExists: false) == .completed(size: 42))
-        #expect(
-            DownloadManager.restoredStatus(done, file: .missing, partExists: false) == .pending, "gone: fetched again")
-        #expect(DownloadManager.restoredStatus(done, file: .directory, partExists: false) == .pending)
-        let changed = DownloadManager.restoredStatus(done, file: .file(size: 7), partExists: false)
-        guard case .failed(let failure) = changed else {
-            Issue.record("a changed file is left alone: \(changed)")
-            return
-        }
-        #expect(failure.kind == .fileInTheWay)
-        #expect(
-            failure.message
-                == "done.bin has 7 bytes, not the 42 it had when downloaded: it changed, and is left as it is")
-
-        var finishing = Self.entries[1]
-        finishing.status = .finishing(size: 10)
-        #expect(
-            DownloadManager.restoredStatus(finishing, file: .file(size: 10), partExists: false) == .completed(size: 10),
-            "killed after the rename")
-        #expect(DownloadManager.restoredStatus(finishing, file: .missing, partExists: true) == .pending, "before it")
-        #expect(DownloadManager.restoredStatus(Self.entries[2], file: .missing, partExists: true) == .suspended)
-    }
-
     @Test func theJournalFileHoldsTheDirectoryAcrossCompaction() throws {
         let folder = try scratchFolder()
         let (file, data) = try JournalFile.open(directory: folder)

@@ -1,0 +1,72 @@
+import Foundation
+
+/// What a new manager decides from its folder's journal and the files beside it, before anything
+/// runs: the items to restore with their statuses, the bytes already in their `.part`s, the leftovers
+/// to unlink, and the journal to write back in their place.
+///
+/// Pure: it reads the folder only through `facts` and touches nothing; the manager carries out the
+/// unlinks and the rewrite. The journal is one of three parts: its format (`DownloadJournal`:
+/// records, parse, encode, compaction), its file (`JournalFile`: descriptor, lock, append, replace,
+/// sync) and this recovery.
+struct JournalRecovery: Equatable {
+    /// The journal's items, their statuses judged against the disk.
+    private(set) var contents: DownloadJournal.Contents
+    /// The bytes in each item's `.part`, by item id.
+    private(set) var partLengths: [UInt64: Int64] = [:]
+    /// Names in the folder to unlink, in order: what a process killed mid-step left that nothing reads.
+    private(set) var unlinks: [String] = []
+    /// The journal to write back: the items compacted, torn lines gone.
+    let journal: Data
+
+    /// Judges the journal `data` against the folder, where `facts(name)` tells what is under `name`.
+    /// - Throws: `.notAJournal`, `.unsupportedVersion` (the file is left as it is).
+    init(journal data: Data, facts: (String) -> FileFacts) throws(DownloadJournal.ReadError) {
+        contents = try DownloadJournal.parse(data)
+        for index in contents.entries.indices {
+            let entry = contents.entries[index]
+            let parts = PartNames(for: entry.name)
+            let part = facts(parts.part)
+            let status = Self.status(of: entry, file: facts(entry.name), partExists: part != .missing)
+            contents.entries[index].status = status
+            // A completed file that changed since is somebody else's now: never replaced.
+            if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
+            if case .file(let size) = part { partLengths[entry.id] = size }
+            // What a process killed while writing metadata or finalizing leaves: nothing reads it
+            // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.
+            unlinks.append(parts.metadataTemporary)
+            if part == .missing { unlinks.append(parts.metadata) }
+        }
+        // What a process killed between a `remove` or `cancel` record and its unlinks left: the
+        // journal says the item is gone, so its `.part` is nobody's.
+        for name in contents.leftovers.sorted() { unlinks += PartNames(for: name).all }
+        let (header, records) = DownloadJournal.compacted(contents.entries, nextID: contents.nextID)
+        journal = DownloadJournal.encode(header: header, records)
+    }
+
+    /// What a journal entry's status becomes, given what is on disk now.
+    static func status(of entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
+        -> DownloadJournal.Entry.Status
+    {
+        switch entry.status {
+        case .completed(let size):
+            switch file {
+            case .file(let found) where found == size: return .completed(size: size)
+            case .missing, .directory: return .pending
+            case .file(let found):
+                return .failed(
+                    DownloadManager.ItemError(
+                        kind: .fileInTheWay,
+                        message:
+                            "\(entry.name) has \(found) bytes, not the \(size) it had when downloaded: it changed, "
+                            + "and is left as it is"))
+            }
+        case .finishing(let size):
+            // Killed between the journal's `finishing` and `done`: the rename happened when the
+            // file has the size and no `.part` is left.
+            if case .file(let found) = file, found == size, !partExists { return .completed(size: size) }
+            return .pending
+        default:
+            return entry.status
+        }
+    }
+}
