@@ -35,6 +35,25 @@ extension DownloadManager {
         }
     }
 
+    /// How long the manager waits before it tries a failed journal write again.
+    static let journalRetryDelay = DispatchTimeInterval.seconds(1)
+
+    /// A journal write failed (a full disk, say): tries again later, and again while it fails, so
+    /// that what waits for it — unlinks it announces, items of a name whose files they remove — goes
+    /// on once the disk recovers, without another call of the user's. One retry is queued at a time.
+    func retryJournalLater() {
+        let first = journalRetryQueued.withLock { queued -> Bool in
+            defer { queued = true }
+            return !queued
+        }
+        guard first else { return }
+        configuration.queue.asyncAfter(deadline: .now() + Self.journalRetryDelay) { [weak self] in
+            guard let self else { return }
+            journalRetryQueued.withLock { $0 = false }
+            perform(Machine.Actions())
+        }
+    }
+
     /// How long a requested sync of the journal waits for more completions to share it.
     static let syncDelay = DispatchTimeInterval.milliseconds(50)
 

@@ -99,6 +99,8 @@ public final class DownloadManager: Sendable {
     let owedUnlinks = LockedBox<(unlinks: [String], cleaning: [String])>.make(([], []))
     /// A sync of the journal is queued and has not started.
     let syncQueued = LockedBox<Bool>.make(false)
+    /// A retry of a failed journal write is queued and has not started.
+    let journalRetryQueued = LockedBox<Bool>.make(false)
     let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
@@ -413,26 +415,35 @@ public final class DownloadManager: Sendable {
     /// - Returns: the journal's failure, when its records could not be written (they are written
     ///   with the next ones; the unlinks they announce were skipped).
     @discardableResult
-    private func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
-        var failure: DownloadManagerError?
-        if actions.writesJournal {
-            do throws(DownloadManagerError) {
-                try writeJournal()
-            } catch {
-                failure = error
+    func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
+        // Under the journal's lock, so that no other write fails (and owes its unlinks) between this
+        // write and the unlinks it allows. Unlinks owed by an earlier failed write are done once a
+        // write succeeds: this one, or one tried now (with nothing waiting, none is made).
+        let (failure, unlinks, cleaning) = journal.withLock { box in
+            var failure: DownloadManagerError?
+            let owes = owedUnlinks.withLock { !($0.unlinks.isEmpty && $0.cleaning.isEmpty) }
+            if actions.writesJournal || owes {
+                do throws(DownloadManagerError) {
+                    // Closed: nothing is written any more, so nothing a record would announce is done.
+                    guard let file = box.file else { throw .closed }
+                    try writeJournal(to: file)
+                } catch {
+                    failure = error
+                }
             }
+            // Not before the journal says why: while a record is unwritten, unlinks are owed, with
+            // their names held. Decided before the cancels: a cancelled run may end, and ask for its
+            // own unlinks, at once on another thread.
+            let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
+                owed.unlinks += actions.unlinks
+                owed.cleaning += actions.cleaning
+                guard failure == nil else { return ([], []) }
+                defer { owed = ([], []) }
+                return owed
+            }
+            return (failure, unlinks, cleaning)
         }
-        // Not before the journal says why: while a record is unwritten, unlinks are owed, with their
-        // names held, until a journal write succeeds; then they are done, in order. Decided before the
-        // cancels: a cancelled run may end, and ask for its own unlinks, at once on another thread.
-        let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
-            let owing = failure != nil || (!actions.writesJournal && !(owed.unlinks.isEmpty && owed.cleaning.isEmpty))
-            owed.unlinks += actions.unlinks
-            owed.cleaning += actions.cleaning
-            guard !owing else { return ([], []) }
-            defer { owed = ([], []) }
-            return owed
-        }
+        if let failure, failure != .closed { retryJournalLater() }
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
         if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }

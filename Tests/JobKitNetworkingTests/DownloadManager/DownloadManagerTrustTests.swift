@@ -279,6 +279,58 @@ import Testing
         #expect(reopened.items.isEmpty, "neither the removed item nor the failed add comes back")
     }
 
+    @Test func anItemWaitingForAnOwedUnlinkStartsOnceTheDiskRecoversWithNoOtherCall() async throws {
+        // Found by the simulation: a remove whose record failed owes its unlinks; an item added under
+        // the same name waits for them. Its own add writes the journal, and used to leave the unlinks
+        // owed: the item stayed pending until some other call happened to write a record.
+        let gate = Gate()
+        let server = try ScriptedServer { request, _ in
+            request.path.hasSuffix("first")
+                ? .stall(body: pattern(40_000), sent: 20_000, until: gate) : .respond(200, body: pattern(500))
+        }
+        defer {
+            gate.open()
+            server.stop()
+        }
+        let folder = try scratchFolder()
+        let full = LockedBox<Bool>.make(false)
+        let log = UpdateLog()
+        var configuration = configuration(log)
+        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let first = try manager.add(server.url("first"), name: "a.bin")
+        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
+        full.withLock { $0 = true }
+        #expect(throws: DownloadManagerError.self) { try manager.remove(first) }
+        full.withLock { $0 = false }
+        let second = try manager.add(server.url("second"), name: "a.bin")
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.map(\.id) == [second])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == pattern(500))
+    }
+
+    @Test func aFailedJournalWriteIsTriedAgainUntilTheDiskRecovers() async throws {
+        let folder = try scratchFolder()
+        let full = LockedBox<Bool>.make(false)
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
+        defer { server.stop() }
+        let log = UpdateLog()
+        var configuration = configuration(log)
+        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("a.bin"))
+        _ = await manager.waitUntilFinished()
+        full.withLock { $0 = true }
+        #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
+        #expect(exists(folder.appendingPathComponent("a.bin")), "nothing unlinked before the journal says why")
+        full.withLock { $0 = false }
+        await eventually("the retry wrote the record and did the unlink") {
+            !exists(folder.appendingPathComponent("a.bin"))
+        }
+    }
+
     @Test func anAddWhoseSyncFailsLeavesNoRecordARestartHonours() throws {
         let folder = try scratchFolder()
         // Once armed: the append goes through, its sync fails.

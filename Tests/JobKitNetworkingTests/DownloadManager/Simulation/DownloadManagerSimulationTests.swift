@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+@testable import JobKitNetworking
+
+/// The download manager under a deterministic simulation: each schedule's seed drives a server that
+/// lies, a disk that fails, controls at random moments, kills and restarts, and the order of every
+/// callback. `JOBKIT_SIMULATION_SEED` and `JOBKIT_SIMULATION_SCHEDULES` set the first seed and the
+/// count (schedule `i` has seed `SEED + i`, so a failing one replays alone with its own seed and a
+/// count of 1).
+@Suite struct DownloadManagerSimulationTests {
+    static let seed =
+        ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SEED"].flatMap { UInt64($0) }
+        ?? UInt64.random(in: 0..<1 << 32)
+    static let schedules =
+        ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SCHEDULES"].flatMap { Int($0) }
+        ?? 2_000
+
+    @Test func everyScheduleKeepsTheInvariants() {
+        var kills = 0
+        var faults = 0
+        var violations: [DownloadManagerSimulation.Violation] = []
+        for index in 0..<max(Self.schedules, 0) {
+            var simulation = DownloadManagerSimulation(seed: Self.seed &+ UInt64(index))
+            do {
+                try simulation.run(steps: 60)
+            } catch {
+                violations.append(error)
+            }
+            kills += simulation.kills
+            faults += simulation.injectedFaults
+        }
+        print(
+            "simulated \(Self.schedules) schedules (seed \(Self.seed)): \(kills) kills, \(faults) injected faults, "
+                + "\(violations.count) invariant violations")
+        for violation in violations.prefix(3) { Issue.record("\(violation)") }
+    }
+}
