@@ -38,6 +38,8 @@ struct DownloadManagerSimulation {
     /// Items removed whose record may not be written yet: a kill before it is may bring them back.
     private var removing: Set<ItemID> = []
     private let urls: [URL]
+    /// Managers closed while their runs were still going: the runs end later, with no lock held.
+    private var closed: [SimulatedManager] = []
 
     init(seed: UInt64) {
         self.seed = seed
@@ -88,7 +90,15 @@ struct DownloadManagerSimulation {
         guard manager != nil else { return try open() }
         let runs = manager!.activeRuns
         let roll = random.int(0...99)
-        if !runs.isEmpty, roll < 55 {
+        if !closed.isEmpty, roll < 8 {
+            let index = random.int(0...closed.count - 1)
+            if let generation = closed[index].activeRuns.first {
+                closed[index].step(generation, disk: &disk, server: server, random: &random)
+                note("  (a closed manager's run \(generation) steps)")
+            } else {
+                closed.remove(at: index)
+            }
+        } else if !runs.isEmpty, roll < 55 {
             let generation = random.pick(runs)
             manager!.step(generation, disk: &disk, server: server, random: &random)
             log += manager!.log
@@ -138,6 +148,12 @@ struct DownloadManagerSimulation {
             try check()
         }
         guard manager!.activeRuns.isEmpty else { throw violation("runs never ended") }
+        for index in closed.indices {
+            while let generation = closed[index].activeRuns.first {
+                closed[index].step(generation, disk: &disk, server: server, random: &random)
+                try check()
+            }
+        }
         if !manager!.isClosed, manager!.machine.activeCount > 0 {
             throw violation("items still active with no run: \(manager!.machine.activeCount)")
         }
@@ -192,11 +208,9 @@ struct DownloadManagerSimulation {
         case 9:
             note("close")
             manager!.close(disk: &disk)
-            // Its runs end as they would after `close()`; then a new manager opens the folder.
-            while let generation = manager!.activeRuns.first {
-                manager!.step(generation, disk: &disk, server: server, random: &random)
-            }
+            // Its runs end after `close()` returns, maybe after a new manager has opened the folder.
             settleRemovals()
+            closed.append(manager!)
             manager = nil
         default:
             break

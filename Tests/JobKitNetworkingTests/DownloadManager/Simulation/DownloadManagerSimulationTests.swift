@@ -20,12 +20,14 @@ import Testing
         var kills = 0
         var faults = 0
         var violations: [DownloadManagerSimulation.Violation] = []
+        var first: Int?
         for index in 0..<max(Self.schedules, 0) {
             var simulation = DownloadManagerSimulation(seed: Self.seed &+ UInt64(index))
             do {
                 try simulation.run(steps: 60)
             } catch {
                 violations.append(error)
+                first = first ?? index + 1
             }
             kills += simulation.kills
             faults += simulation.injectedFaults
@@ -33,6 +35,7 @@ import Testing
         print(
             "simulated \(Self.schedules) schedules (seed \(Self.seed)): \(kills) kills, \(faults) injected faults, "
                 + "\(violations.count) invariant violations")
+        if let first { print("the first violation came with schedule \(first)") }
         for violation in violations.prefix(3) { Issue.record("\(violation)") }
     }
 }
