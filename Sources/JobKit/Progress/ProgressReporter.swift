@@ -35,16 +35,40 @@ final class ProgressReporter: Sendable {
             if request.isComplete {
                 setComplete()
             } else {
-                let units = Int64((request.fraction * Double(progress.totalUnitCount)).rounded(.down))
-                if units > progress.completedUnitCount { progress.completedUnitCount = units }
+                Self.changing {
+                    let units = Int64((request.fraction * Double(progress.totalUnitCount)).rounded(.down))
+                    if units > progress.completedUnitCount { progress.completedUnitCount = units }
+                }
             }
         }
     }
 
     private func setComplete() {
-        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
-        progress.completedUnitCount = progress.totalUnitCount
+        Self.changing {
+            if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
+            progress.completedUnitCount = progress.totalUnitCount
+        }
     }
+
+    /// Runs `change`, a change to a progress tree JobKit made.
+    ///
+    /// Foundation's `Progress` on Linux (swift-corelibs-foundation) updates a parent from its children
+    /// with no lock of its own: two members of a group ending at once on two threads lose an update
+    /// or count one twice (a group read 0.875 or 1.25 after every member had finished) and race on the
+    /// parent's set of children. There every change goes through one lock; it calls no observer (no
+    /// key-value observing there). Apple's `Progress` is thread-safe and calls key-value observers,
+    /// which must not run under a lock: there the change runs as it is.
+    static func changing<Result>(_ change: () -> Result) -> Result {
+        #if canImport(Darwin)
+            change()
+        #else
+            treeLock.withLock { _ in change() }
+        #endif
+    }
+
+    #if !canImport(Darwin)
+        private static let treeLock = LockedBox.make(())
+    #endif
 
     /// Forgets the cancellation handler once the run has ended, releasing what it retained.
     func detach() {

@@ -203,8 +203,12 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         let completion = Completion(erased)
         CompletionTrampoline.cancel {
             for handler in handlers { handler() }
-            notice?.send()
-            completion(.failure(JobError.cancelled))
+            // Queued behind the cancellations the handlers cascaded to (a group's members): their
+            // handlers have run when this run's completion is delivered.
+            CompletionTrampoline.cancel {
+                notice?.send()
+                completion(.failure(JobError.cancelled))
+            }
         }
     }
 

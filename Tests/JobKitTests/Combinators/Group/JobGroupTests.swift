@@ -221,4 +221,28 @@ import Testing
         try await Job.group(jobs.map { $0.asVoid() }, maxConcurrent: .max).outcome().get()
         #expect(gate.current == 150)
     }
+
+    @Test func aCancelledGroupCompletesOnlyAfterEveryMembersCancelHandlerRan() async {
+        // The members' cancels cascade through the trampoline; the group's completion used to be
+        // handed to its result queue before they ran, and a handler there could see none of them.
+        for _ in 0..<200 {
+            let cancelled = Locked(0)
+            let started = DispatchSemaphore(value: 0)
+            let jobs = (0..<3).map { _ in
+                Job<Void> { controller in
+                    controller.onCancel { cancelled.withLock { $0 += 1 } }
+                    started.signal()
+                }
+            }
+            let seen = await withCheckedContinuation { continuation in
+                let handle = Job.group(jobs).perform(resultQueue: resultQueue) { _ in
+                    continuation.resume(returning: cancelled.current)
+                }
+                for _ in 0..<3 { started.wait() }
+                handle.cancel()
+            }
+            #expect(seen == 3)
+            if seen != 3 { break }
+        }
+    }
 }
