@@ -55,12 +55,20 @@ struct JobGroupStateMachine<Element: Sendable> {
         return Array(childReporters[start..<start + runs.count])
     }
 
-    /// One member has been created. Returns `nil` when the group ended meanwhile (it must then not
-    /// start), else the child progress it must adopt, if any.
-    mutating func register(_ run: Run<Element>, at index: Int) -> ProgressReporter?? {
-        guard !isDone else { return nil }
+    enum RegisterAction {
+        /// The group ended meanwhile: the member must not start.
+        case drop
+        case start
+        /// Start the member once it has adopted this child progress.
+        case adoptAndStart(ProgressReporter)
+    }
+
+    /// One member has been created: keep it for cancellation, and say whether it starts.
+    mutating func register(_ run: Run<Element>, at index: Int) -> RegisterAction {
+        guard !isDone else { return .drop }
         members[index] = run
-        return .some(childReporters?[index])
+        guard let childReporters else { return .start }
+        return .adoptAndStart(childReporters[index])
     }
 
     /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
@@ -116,6 +124,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         return childReporters ?? []
     }
 
+    @inline(__always)
     private mutating func claimLaunches() -> Range<Int> {
         // `limit` may be `Int.max`: never add to it.
         let end = nextIndex + min(count - nextIndex, limit - inFlight)
