@@ -89,7 +89,7 @@ enum CompletionTrampoline {
             }
             frame.isDraining = true
             completion(result)
-            drain(frame)
+            if !frame.completions.isEmpty { drain(frame) }
             frame.isDraining = false
         }
     }

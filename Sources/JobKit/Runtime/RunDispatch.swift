@@ -7,9 +7,8 @@ import Dispatch
 /// Starts a run's body on its queue.
 ///
 /// On Linux a run is handed to `dispatch_async_f` as the context of a plain C function: GCD's own
-/// continuation is then the only allocation, with no block to copy and free — 64 bytes and about 450
-/// instructions a run fewer. Elsewhere, and whenever the C queue cannot be read safely, the run goes
-/// through `DispatchQueue.async`.
+/// continuation is then the only allocation, with no block to copy and free. Elsewhere, and whenever
+/// the C queue cannot be read safely, the run goes through `DispatchQueue.async`.
 enum RunDispatch {
     @inline(__always)
     static func start(_ storage: consuming RunStorage) {

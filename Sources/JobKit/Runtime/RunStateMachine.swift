@@ -171,9 +171,9 @@ struct RunStateMachine {
         }
     }
 
-    /// What changes over a run. A struct of its own: a run's state built from one large struct whose
-    /// mutable fields sit beside its constants was copied (and the copy destroyed) on its way into the
-    /// run's storage — about 120 instructions a run; nested like this, it is built in place.
+    /// What changes over a run. A struct of its own, so that the run's state is built in place in its
+    /// storage: one large struct whose mutable fields sat beside its constants was built on the stack,
+    /// copied in, and the copy destroyed.
     private struct Mutable {
         // Declared in this order so that the flag fits beside the phase's tag: a smaller run.
         var phase: Phase = .pending

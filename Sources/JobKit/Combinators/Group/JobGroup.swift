@@ -95,9 +95,15 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
     private func launch(at index: Int) {
         let run = members.value[index].makeRun(
             on: queue, parentTrace: parentTrace, completion: .member(self, index: index))
-        guard case .some(let child) = state.withLock({ $0.register(run, at: index) }) else { return }
-        if let child { run.adopt(child) }
-        run.start()
+        switch state.withLock({ $0.register(run, at: index) }) {
+        case .drop:
+            return
+        case .start:
+            run.start()
+        case .adoptAndStart(let child):
+            run.adopt(child)
+            run.start()
+        }
     }
 
     /// A member's completion (`RunCompletion.member`): called once per member run, inline.

@@ -18,7 +18,13 @@ struct JobGroupStateMachine<Element: Sendable> {
     private var nextIndex = 0
     private var inFlight = 0
     private var completedCount = 0
-    private var members: [Run<Element>?]
+    /// The registered members that have not completed, by index: each run's storage retained by
+    /// hand, so that the table is plain pointers, made and dropped with no work per slot (an array of
+    /// optional runs is destroyed slot by slot through the runtime's generic value witnesses). A slot
+    /// is set when its member is registered and cleared when the member completes or is taken to be
+    /// cancelled. A registered member's completion holds the group, and with it this table, until
+    /// then: no slot is still set when the table is dropped.
+    private var members: [Unmanaged<RunStorage>?]
     private var results: [Result<Element, any Error>?]
     /// One child progress per member, once somebody asked for the group's progress.
     private var childReporters: [ProgressReporter]?
@@ -50,17 +56,25 @@ struct JobGroupStateMachine<Element: Sendable> {
     /// ended meanwhile (the members must then not be started), else the child progress each must adopt.
     mutating func register(_ runs: [Run<Element>], from start: Int) -> [ProgressReporter]? {
         guard !isDone else { return nil }
-        for offset in 0..<runs.count { members[start + offset] = runs[offset] }
+        for offset in 0..<runs.count { keep(runs[offset], at: start + offset) }
         guard let childReporters else { return [] }
         return Array(childReporters[start..<start + runs.count])
     }
 
-    /// One member has been created. Returns `nil` when the group ended meanwhile (it must then not
-    /// start), else the child progress it must adopt, if any.
-    mutating func register(_ run: Run<Element>, at index: Int) -> ProgressReporter?? {
-        guard !isDone else { return nil }
-        members[index] = run
-        return .some(childReporters?[index])
+    enum RegisterAction {
+        /// The group ended meanwhile: the member must not start.
+        case drop
+        case start
+        /// Start the member once it has adopted this child progress.
+        case adoptAndStart(ProgressReporter)
+    }
+
+    /// One member has been created: keep it for cancellation, and say whether it starts.
+    mutating func register(_ run: Run<Element>, at index: Int) -> RegisterAction {
+        guard !isDone else { return .drop }
+        keep(run, at: index)
+        guard let childReporters else { return .start }
+        return .adoptAndStart(childReporters[index])
     }
 
     /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
@@ -68,12 +82,12 @@ struct JobGroupStateMachine<Element: Sendable> {
     mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: Run<Element>?)] {
         guard childReporters == nil, !isDone else { return [] }
         childReporters = children
-        return (0..<nextIndex).map { (children[$0], members[$0]) }
+        return (0..<nextIndex).map { (children[$0], run(at: $0)) }
     }
 
     /// The running member at `index`, if any.
     func member(at index: Int) -> Run<Element>? {
-        members.indices.contains(index) ? members[index] : nil
+        members.indices.contains(index) ? run(at: index) : nil
     }
 
     enum MemberAction {
@@ -85,6 +99,7 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     mutating func memberCompleted(at index: Int, with result: Result<Element, any Error>) -> MemberAction {
         guard !isDone else { return .none }
+        members[index]?.release()
         members[index] = nil
         inFlight -= 1
         completedCount += 1
@@ -116,6 +131,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         return childReporters ?? []
     }
 
+    @inline(__always)
     private mutating func claimLaunches() -> Range<Int> {
         // `limit` may be `Int.max`: never add to it.
         let end = nextIndex + min(count - nextIndex, limit - inFlight)
@@ -127,8 +143,18 @@ struct JobGroupStateMachine<Element: Sendable> {
     }
 
     private mutating func takeMembers() -> [Run<Element>] {
-        let running = members.compactMap { $0 }
+        let running = members.compactMap { slot in slot.map { Run<Element>(storage: $0.takeRetainedValue()) } }
         members = []
         return running
+    }
+
+    /// Keeps a registered member (its storage retained until `memberCompleted` or `takeMembers`).
+    private mutating func keep(_ run: Run<Element>, at index: Int) {
+        members[index] = Unmanaged.passRetained(run.storage)
+    }
+
+    /// The registered member at `index`, if it has not completed.
+    private func run(at index: Int) -> Run<Element>? {
+        members[index].map { Run<Element>(storage: $0.takeUnretainedValue()) }
     }
 }
