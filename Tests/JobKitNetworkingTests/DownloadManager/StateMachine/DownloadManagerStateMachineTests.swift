@@ -62,7 +62,7 @@ import Testing
         // b0 ends: host a is full, nothing else is pending for b or c.
         let none = machine.runEnded(ids[2], generation: actions.starts[1].generation, .completed, now: 2)
         #expect(none.starts.isEmpty)
-        #expect(machine.runningCount == 2)
+        #expect(machine.scheduler.runningCount == 2)
     }
 
     @Test func suspendingARunningItemCancelsItsRunFreesItsSlotAndKeepsItsPart() throws {
@@ -231,7 +231,7 @@ import Testing
         }
         #expect(throws: DownloadManagerError.self) { try machine.prepare([request("ok"), request("x", name: "")]) }
         #expect(machine.ids.isEmpty)
-        #expect(machine.nextID == 1, "a refused batch takes no id")
+        #expect(machine.items.nextID == 1, "a refused batch takes no id")
 
         let (ids, _) = try add([request("a"), request("a")], to: &machine)
         #expect(ids[0] == ids[1], "the same request twice in a batch is one item")
@@ -572,11 +572,11 @@ import Testing
             _ = try machine.suspend(ids[2], now: UInt64(round))
             _ = try machine.resume(ids[2], now: UInt64(round))
         }
-        #expect(machine.queuedSlots <= 2 * machine.pendingCount + 65)
+        #expect(machine.scheduler.queuedSlots <= 2 * machine.scheduler.pendingCount + 65)
         #expect(states(machine) == ["running", "pending", "pending"])
         // The order is kept: b, then c.
         let running = try #require(
-            machine.entries[ids[0]].flatMap { entry -> UInt64? in
+            machine.items[ids[0]].flatMap { entry -> UInt64? in
                 if case .running(let run) = entry.phase { return run.generation }
                 return nil
             })
