@@ -5,7 +5,9 @@ import JobKit
 ///
 /// It keeps one rule: an id is in the order, and its name maps to it, exactly while its entry is in
 /// the table — so a name is held by at most one item, and an item leaves no trace once removed. An
-/// entry's id and name never change (`update` cannot change them); ids only grow.
+/// entry's id and name never change (`update` cannot change them); ids only grow. Adding and
+/// removing an item cost amortized O(1), wherever it is in the order (the order is a `SlotQueue`, so
+/// removing every item one by one is linear, and its stale slots stay within twice the items plus 64).
 ///
 /// A value behind the manager's lock, like the state machine that owns it.
 struct ItemTable<Handle> {
@@ -13,7 +15,9 @@ struct ItemTable<Handle> {
     typealias Entry = DownloadManagerStateMachine<Handle>.Entry
 
     private var entries: [ItemID: Entry] = [:]
-    private var order: [ItemID] = []
+    private var order = SlotQueue<ItemID>()
+    /// Orders the slots of `order` (its tickets).
+    private var lastTicket: UInt64 = 0
     private var names: [String: ItemID] = [:]
     /// The smallest id no item has used: ids count up from 1.
     private(set) var nextID: UInt64 = 1
@@ -22,13 +26,16 @@ struct ItemTable<Handle> {
     init() {}
 
     /// How many items there are.
-    var count: Int { order.count }
+    var count: Int { entries.count }
 
     /// Whether there is no item.
-    var isEmpty: Bool { order.isEmpty }
+    var isEmpty: Bool { entries.isEmpty }
 
-    /// Every item's id, in the order added.
-    var ids: [ItemID] { order }
+    /// Every item's id, in the order added: O(items).
+    var ids: [ItemID] { order.keys }
+
+    /// Slots the order holds, stale ones included (for tests of its bound).
+    var orderSlotCount: Int { order.slotCount }
 
     /// The item `id`, if there is one.
     subscript(id: ItemID) -> Entry? { entries[id] }
@@ -52,7 +59,8 @@ struct ItemTable<Handle> {
         precondition(entries[entry.id] == nil, "item \(entry.id.rawValue) is in the table already")
         precondition(names[entry.name] == nil, "the name '\(entry.name)' is held by another item")
         entries[entry.id] = entry
-        order.append(entry.id)
+        lastTicket += 1
+        order.append(entry.id, ticket: lastTicket)
         names[entry.name] = entry.id
         reserveIDs(below: entry.id.rawValue + 1)
     }
@@ -67,12 +75,12 @@ struct ItemTable<Handle> {
         return result
     }
 
-    /// Removes the item `id` and frees its name; returns it. O(items), as the order is an array.
+    /// Removes the item `id` and frees its name; returns it.
     @discardableResult
     mutating func remove(_ id: ItemID) -> Entry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         names[entry.name] = nil
-        order.removeAll { $0 == id }
+        order.remove(id)
         return entry
     }
 

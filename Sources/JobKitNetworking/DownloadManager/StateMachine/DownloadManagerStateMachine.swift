@@ -284,7 +284,7 @@ struct DownloadManagerStateMachine<Handle> {
     mutating func claimStarts(now: UInt64, into actions: inout Actions) {
         guard !isClosed, !holdsStarts else { return }
         while let id = claimNext() {
-            guard let entry = items[id] else { continue }
+            guard let entry = items[id] else { preconditionFailure("item \(id.rawValue) was queued but is gone") }
             nextGeneration += 1
             let generation = nextGeneration
             items.update(id) {

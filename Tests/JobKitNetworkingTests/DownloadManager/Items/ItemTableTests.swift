@@ -73,6 +73,23 @@ import Testing
         #expect(table.nextID == 100_002)
     }
 
+    @Test func removingEveryItemOneByOneIsLinearAndKeepsTheOrderBounded() {
+        // Removed from the middle, the front and the back: each removal is amortized O(1) (an array
+        // order made removing a hundred thousand items take minutes), and stale slots are swept.
+        var table = Table()
+        let count: UInt64 = 100_000
+        for id in 1...count { table.insert(entry(id, "f\(id)")) }
+        var largest = 0
+        for id in stride(from: count / 2, through: 1, by: -1) {
+            table.remove(ItemID(rawValue: id))
+            table.remove(ItemID(rawValue: count + 1 - id))
+            largest = max(largest, table.orderSlotCount - 2 * table.count)
+        }
+        #expect(table.isEmpty && table.ids.isEmpty)
+        #expect(largest <= 64, "stale slots stay within the live ones plus 64")
+        #expect(table.orderSlotCount == 0)
+    }
+
     @Test func updateChangesTheEntryInPlace() {
         var table = Table()
         table.insert(entry(1, "a"))
