@@ -14,3 +14,17 @@ extension DownloadManager {
         var journalFailure: @Sendable () -> Int32? = { nil }
     }
 }
+
+extension DownloadManager {
+    /// Stops as a crash would: the journal is closed as it is (nothing more is written, nothing is
+    /// compacted) and the runs are cancelled, so that a new manager can open the directory.
+    func abandonForTesting() {
+        journal.withLock { box in
+            box.file?.close()
+            box.file = nil
+        }
+        let actions = state.withLock { $0.close(now: Self.now()) }
+        for handle in actions.cancels { handle.cancel() }
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+}

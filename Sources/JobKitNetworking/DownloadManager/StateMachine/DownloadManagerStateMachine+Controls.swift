@@ -6,7 +6,7 @@ extension DownloadManagerStateMachine {
 
     /// Suspends a pending or running item (a running one's run is cancelled, its `.part` kept).
     mutating func suspend(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard let entry = items[id] else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
         switch entry.phase {
         case .pending, .running: break
@@ -14,9 +14,9 @@ extension DownloadManagerStateMachine {
         }
         // Too late: its file is complete and taking its name; it ends completed.
         guard !isFinalizing(entry) else { return Actions() }
-        holdNameUntilEnded(entry)
+        if let generation = entry.runningGeneration { nameGuard.stopped(run: generation, of: entry.name) }
         var actions = transition(id, to: .suspended, now: now)
-        record(.state(id.rawValue, .suspended))
+        journal.record(.state(id.rawValue, .suspended))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -25,7 +25,7 @@ extension DownloadManagerStateMachine {
 
     /// Queues a suspended, failed or cancelled item again.
     mutating func resume(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard entries[id] != nil else { throw .unknownItem(id) }
+        guard items[id] != nil else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
         var actions = requeue(id, now: now)
         claimStarts(now: now, into: &actions)
@@ -34,7 +34,7 @@ extension DownloadManagerStateMachine {
 
     /// Cancels an item that is not completed: its run is cancelled and its `.part` removed.
     mutating func cancel(_ id: ItemID, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard let entry = items[id] else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
         switch entry.phase {
         case .completed, .cancelled: return Actions()
@@ -42,13 +42,16 @@ extension DownloadManagerStateMachine {
         }
         // Too late: its file is complete and taking its name; it ends completed.
         guard !isFinalizing(entry) else { return Actions() }
-        entries[id]?.received = 0
-        entries[id]?.expected = nil
-        holdNameUntilEnded(entry)
+        items.update(id) {
+            $0.received = 0
+            $0.expected = nil
+        }
+        if let generation = entry.runningGeneration {
+            nameGuard.stopped(run: generation, of: entry.name, removingPart: entry.partFiles)
+        }
         var actions = transition(id, to: .cancelled, now: now)
-        clean(entry.name, partFiles(of: entry), into: &actions)
-        unlinkPartWhenEnded(entry)
-        record(.state(id.rawValue, .cancelled))
+        actions.merge(nameGuard.clean(entry.name, entry.partFiles))
+        journal.record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -58,30 +61,28 @@ extension DownloadManagerStateMachine {
     /// Forgets an item: its run is cancelled, its `.part` removed, and its file too when
     /// `deletingFile` and the manager downloaded it.
     mutating func remove(_ id: ItemID, deletingFile: Bool, now: UInt64) throws(DownloadManagerError) -> Actions {
-        guard let entry = entries[id] else { throw .unknownItem(id) }
+        guard let entry = items[id] else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
         let removed = item(id, now: now)
         var actions = Actions()
         if case .running(let run) = entry.phase, isFinalizing(entry) {
             // Its file is complete and taking its name: the run is left to end, and then the file is
             // treated as a completed item's (removed when `deletingFile`). The name waits till then.
-            afterEnd[run.generation] = .removedWhileFinalizing(name: entry.name, deletingFile: deletingFile)
-            cleaning[entry.name, default: 0] += 1
+            nameGuard.removedWhileFinalizing(run: run.generation, of: entry.name, deletingFile: deletingFile)
         } else {
             if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
-            holdNameUntilEnded(entry)
-            unlinkPartWhenEnded(entry)
+            if let generation = entry.runningGeneration {
+                nameGuard.stopped(run: generation, of: entry.name, removingPart: entry.partFiles)
+            }
             if case .completed = entry.phase {
-                if deletingFile, entry.ownsFile { clean(entry.name, [file(of: entry)], into: &actions) }
+                if deletingFile, entry.ownsFile { actions.merge(nameGuard.clean(entry.name, [entry.name])) }
             } else {
-                clean(entry.name, partFiles(of: entry), into: &actions)
+                actions.merge(nameGuard.clean(entry.name, entry.partFiles))
             }
         }
         leave(entry)
-        entries[id] = nil
-        names[entry.name] = nil
-        order.removeAll { $0 == id }
-        record(DownloadJournal.Record(op: .remove, id: id.rawValue))
+        items.remove(id)
+        journal.record(DownloadJournal.Record(op: .remove, id: id.rawValue))
         actions.writesJournal = true
         actions.wake(outbox.note(.removed(removed)))
         claimStarts(now: now, into: &actions)
@@ -91,10 +92,7 @@ extension DownloadManagerStateMachine {
 
     /// The unlinks of `names` (an `Actions.cleaning`) are done: what waited for them may start.
     mutating func cleaned(_ names: [String], now: UInt64) -> Actions {
-        for name in names {
-            guard let count = cleaning[name] else { continue }
-            cleaning[name] = count > 1 ? count - 1 : nil
-        }
+        nameGuard.release(names)
         var actions = Actions()
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -102,10 +100,10 @@ extension DownloadManagerStateMachine {
     }
 
     /// Whether the files of `name` are being unlinked.
-    func isCleaning(_ name: String) -> Bool { cleaning[name] != nil }
+    func isCleaning(_ name: String) -> Bool { nameGuard.isHeld(name) }
 
     /// Every item's id, in the order added.
-    var ids: [ItemID] { order }
+    var ids: [ItemID] { items.ids }
 
     /// Starts nothing until `releaseStarts`: an operation on every item frees no slot that the
     /// next item takes only to be stopped in turn.
@@ -121,7 +119,7 @@ extension DownloadManagerStateMachine {
 
     /// Changes the width; raising it starts pending items now.
     mutating func setLimit(_ newLimit: Int, now: UInt64) -> Actions {
-        limit = max(newLimit, 1)
+        scheduler.setLimit(newLimit)
         var actions = Actions()
         claimStarts(now: now, into: &actions)
         return actions
@@ -135,19 +133,13 @@ extension DownloadManagerStateMachine {
     mutating func close(now: UInt64) -> Actions {
         guard !isClosed else { return Actions() }
         var actions = Actions()
-        for (_, after) in afterEnd {
-            guard case .removePart(let name, let paths) = after else { continue }
-            if let id = names[name], let phase = entries[id]?.phase, !phase.isCancelled { continue }
-            actions.unlinks += paths
-        }
-        afterEnd = [:]
-        stopping = [:]
-        for id in order {
-            guard let entry = entries[id], case .running(let run) = entry.phase else { continue }
+        let items = items
+        actions.unlinks += nameGuard.close(isHeldAgain: items.holdsPart)
+        for id in items.ids {
+            guard let entry = items[id], case .running(let run) = entry.phase else { continue }
             if let handle = run.handle { actions.cancels.append(handle) }
-            leave(entry)
-            entries[id]?.phase = .pending(ticket: 0)
-            pendingCount += 1
+            scheduler.runStoppedByClose(host: entry.host)
+            self.items.update(id) { $0.phase = .pending(ticket: 0) }
         }
         isClosed = true
         let summary = summary(now: now)

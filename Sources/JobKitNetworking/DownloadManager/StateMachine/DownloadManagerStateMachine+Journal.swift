@@ -4,47 +4,30 @@ import JobKit
 extension DownloadManagerStateMachine {
     // MARK: Journal
 
-    /// What the journal must get: new records to append, or (when it has grown past twice its
-    /// compacted size) the whole journal to write anew.
-    enum JournalWrite {
-        case append([DownloadJournal.Record])
-        case rewrite(DownloadJournal.Header, [DownloadJournal.Record])
-    }
-
-    /// Takes the records waiting to be written; nil when none wait.
+    /// Takes the records waiting to be written (or, when the journal has grown past twice its
+    /// compacted size, the whole journal to write anew); nil when none wait.
     mutating func takeJournal() -> JournalWrite? {
-        if compactionOwed { return compacted() }
-        guard !journal.isEmpty else { return nil }
-        defer { journal = [] }
-        if recordsSinceCompaction > max(1024, compactedRecords) {
-            return compacted()
-        }
-        return .append(journal)
+        let items = items
+        return journal.take { DownloadJournal.compacted(Self.journalEntries(of: items), nextID: items.nextID) }
     }
 
     /// A write taken by `takeJournal` failed (a full disk): its records go back to the front, to be
     /// written before any later one (a failed rewrite is owed again, whole).
     mutating func untake(_ write: JournalWrite) {
-        switch write {
-        case .append(let records): journal = records + journal
-        case .rewrite: compactionOwed = true
-        }
+        journal.untake(write)
     }
 
     /// The journal that says everything the manager knows, in few records.
     mutating func compacted() -> JournalWrite {
-        journal = []
-        compactionOwed = false
-        let (header, records) = DownloadJournal.compacted(journalEntries, nextID: nextID)
-        recordsSinceCompaction = 0
-        compactedRecords = records.count
-        return .rewrite(header, records)
+        journal.rewrite(DownloadJournal.compacted(journalEntries, nextID: items.nextID))
     }
 
     /// The items as the journal describes them.
-    var journalEntries: [DownloadJournal.Entry] {
-        order.compactMap { id in
-            guard let entry = entries[id] else { return nil }
+    var journalEntries: [DownloadJournal.Entry] { Self.journalEntries(of: items) }
+
+    static func journalEntries(of items: ItemTable<Handle>) -> [DownloadJournal.Entry] {
+        items.ids.compactMap { id in
+            guard let entry = items[id] else { return nil }
             let status: DownloadJournal.Entry.Status
             switch entry.phase {
             case .pending, .running, .held:
@@ -60,10 +43,5 @@ extension DownloadManagerStateMachine {
                 id: id.rawValue, url: entry.url, name: entry.name, checksum: entry.checksum, status: status,
                 ownsFile: entry.ownsFile)
         }
-    }
-
-    mutating func record(_ record: DownloadJournal.Record) {
-        journal.append(record)
-        recordsSinceCompaction += 1
     }
 }

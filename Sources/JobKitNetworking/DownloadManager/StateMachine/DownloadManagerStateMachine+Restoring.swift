@@ -4,10 +4,10 @@ import JobKit
 extension DownloadManagerStateMachine {
     // MARK: Restoring
 
-    /// The items of a journal, as `DownloadManager.restoredStatus` judged them against the disk;
+    /// The items of a journal, as `JournalRecovery` judged them against the disk;
     /// `partLengths` gives the bytes already in an item's `.part`.
     mutating func restore(_ contents: DownloadJournal.Contents, partLengths: [UInt64: Int64], now: UInt64) -> Actions {
-        nextID = max(nextID, contents.nextID)
+        items.reserveIDs(below: contents.nextID)
         var actions = Actions()
         for restored in contents.entries {
             let id = ItemID(rawValue: restored.id)
@@ -29,9 +29,7 @@ extension DownloadManagerStateMachine {
             }
             let pending: Bool
             if case .pending = entry.phase { pending = true } else { pending = false }
-            entries[id] = entry
-            order.append(id)
-            names[entry.name] = id
+            items.insert(entry)
             if pending {
                 enqueue(id)
             }

@@ -6,7 +6,7 @@ extension DownloadManagerStateMachine {
 
     /// The item `id` now.
     func item(_ id: ItemID, now: UInt64) -> DownloadManager.Item {
-        let entry = entries[id]!
+        let entry = items[id]!
         var progress = DownloadManager.ByteProgress(received: entry.received, expected: entry.expected)
         if case .running = entry.phase {
             progress.bytesPerSecond = entry.meter.rate(entry.transferred, at: now)
@@ -22,18 +22,18 @@ extension DownloadManagerStateMachine {
 
     /// The item `id` now, if there is one.
     func itemIfAny(_ id: ItemID, now: UInt64) -> DownloadManager.Item? {
-        entries[id] == nil ? nil : item(id, now: now)
+        items[id] == nil ? nil : item(id, now: now)
     }
 
     /// Every item and the totals now; notes the byte counts for the speeds.
     mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
         totalMeter.record(totalTransferred, at: now)
-        for id in order {
-            guard case .running = entries[id]?.phase else { continue }
-            entries[id]!.meter.record(entries[id]!.transferred, at: now)
+        for id in items.ids {
+            guard case .running = items[id]?.phase else { continue }
+            items.update(id) { $0.meter.record($0.transferred, at: now) }
         }
-        let items = order.map { item($0, now: now) }
-        return (items, totals(of: items, now: now))
+        let snapshot = items.ids.map { item($0, now: now) }
+        return (snapshot, totals(of: snapshot, now: now))
     }
 
     func totals(of items: [DownloadManager.Item], now: UInt64) -> DownloadManager.Totals {
@@ -76,11 +76,11 @@ extension DownloadManagerStateMachine {
     }
 
     func summary(now: UInt64) -> DownloadManager.Summary {
-        let items = order.map { item($0, now: now) }
-        return DownloadManager.Summary(items: items, totals: totals(of: items, now: now))
+        let snapshot = items.ids.map { item($0, now: now) }
+        return DownloadManager.Summary(items: snapshot, totals: totals(of: snapshot, now: now))
     }
 
-    var activeCount: Int { pendingCount + runningCount }
+    var activeCount: Int { scheduler.activeCount }
 
     // MARK: Delivery
 

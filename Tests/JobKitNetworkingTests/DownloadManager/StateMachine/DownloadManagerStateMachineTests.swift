@@ -62,7 +62,7 @@ import Testing
         // b0 ends: host a is full, nothing else is pending for b or c.
         let none = machine.runEnded(ids[2], generation: actions.starts[1].generation, .completed, now: 2)
         #expect(none.starts.isEmpty)
-        #expect(machine.runningCount == 2)
+        #expect(machine.scheduler.runningCount == 2)
     }
 
     @Test func suspendingARunningItemCancelsItsRunFreesItsSlotAndKeepsItsPart() throws {
@@ -231,7 +231,7 @@ import Testing
         }
         #expect(throws: DownloadManagerError.self) { try machine.prepare([request("ok"), request("x", name: "")]) }
         #expect(machine.ids.isEmpty)
-        #expect(machine.nextID == 1, "a refused batch takes no id")
+        #expect(machine.items.nextID == 1, "a refused batch takes no id")
 
         let (ids, _) = try add([request("a"), request("a")], to: &machine)
         #expect(ids[0] == ids[1], "the same request twice in a batch is one item")
@@ -328,201 +328,6 @@ import Testing
         #expect(summary.failed.map(\.id) == [ids[0]] && summary.completed.map(\.id) == [ids[1]])
     }
 
-    @Test func progressIsCoalescedAndStateChangesAreNeverDropped() throws {
-        var machine = machine(limit: 1)
-        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        let generation = actions.starts[0].generation
-        #expect(actions.wake == .now)
-
-        // While the wake is pending, progress asks for nothing more.
-        let beganWake = machine.began(ids[0], generation: generation, offset: 0, total: 1000, now: 1)
-        #expect(beganWake == nil)
-        let progressWake = machine.received(ids[0], generation: generation, count: 100, now: 2)
-        #expect(progressWake == nil)
-        let delivery = machine.beginDelivery(.now, now: 3)
-        let first = try #require(delivery)
-        #expect(first.events.count == 3)
-        #expect(first.items[0].progress.received == 100)
-        // Progress during the delivery waits for its end, then for the interval.
-        let duringDelivery = machine.received(ids[0], generation: generation, count: 100, now: 4)
-        #expect(duringDelivery == nil)
-        let afterDelivery = machine.endDelivery(now: 5)
-        let wake = try #require(afterDelivery)
-        #expect(wake == .later(generation: 1, afterNanoseconds: 100_000_000 - 2))
-        // More progress: still one wake.
-        for step in 0..<1000 {
-            let wake = machine.received(ids[0], generation: generation, count: 1, now: 6 + UInt64(step))
-            #expect(wake == nil)
-        }
-        // A state change wakes at once; the later wake is then stale.
-        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2_000)
-        let staleDelivery = machine.beginDelivery(wake, now: 2_001)
-        #expect(staleDelivery == nil)
-        let delivery2 = machine.beginDelivery(.now, now: 2_002)
-        let second = try #require(delivery2)
-        let changes = second.events.compactMap { event -> DownloadManager.State? in
-            if case .changed(let item) = event { return item.state }
-            return nil
-        }
-        #expect(changes == [.completed, .running])
-        #expect(second.items[0].progress.received == 1200)
-    }
-
-    @Test func aBusyResultQueueGetsOneWakeAndEveryEvent() throws {
-        var machine = machine(limit: 100)
-        let (_, actions) = try add((0..<50).map { request("f\($0)") }, to: &machine)
-        var wakes = actions.wake == nil ? 0 : 1
-        for start in actions.starts {
-            if machine.runEnded(start.id, generation: start.generation, .completed, now: 1).wake != nil { wakes += 1 }
-        }
-        #expect(wakes == 1, "one block waits on the result queue, however many changes")
-        let delivery = machine.beginDelivery(.now, now: 2)
-        let update = try #require(delivery)
-        #expect(update.events.count == 50 * 3 + 1)
-    }
-
-    @Test func speedIsAMovingAverageAndTimeRemainingFollowsIt() throws {
-        var machine = machine()
-        let (ids, actions) = try add([request("a")], to: &machine)
-        let generation = actions.starts[0].generation
-        let second: UInt64 = 1_000_000_000
-        _ = machine.began(ids[0], generation: generation, offset: 0, total: 10_000_000, now: 0)
-        for tick in 1...4 {
-            _ = machine.received(ids[0], generation: generation, count: 1_000_000, now: UInt64(tick) * second)
-            _ = machine.snapshot(now: UInt64(tick) * second)
-        }
-        let (items, totals) = machine.snapshot(now: 4 * second)
-        #expect(abs(items[0].progress.bytesPerSecond - 1_000_000) < 1)
-        #expect(abs((items[0].progress.secondsRemaining ?? 0) - 6) < 0.01)
-        #expect(abs(totals.bytesPerSecond - 1_000_000) < 1)
-        #expect(totals.secondsRemaining.map { abs($0 - 6) < 0.01 } == true)
-        // A stall brings the speed to 0 once the window has passed; the time left is unknown.
-        let (stalled, _) = machine.snapshot(now: 10 * second)
-        #expect(stalled[0].progress.bytesPerSecond == 0)
-        #expect(stalled[0].progress.secondsRemaining == nil)
-    }
-
-    @Test func totalsCountEveryStateAndKnownLengths() throws {
-        var machine = machine(limit: 1)
-        let (ids, actions) = try add([request("a"), request("b"), request("c")], to: &machine)
-        _ = machine.began(ids[0], generation: actions.starts[0].generation, offset: 50, total: 200, now: 1)
-        _ = try machine.suspend(ids[2], now: 1)
-        let totals = machine.summary(now: 2).totals
-        #expect(totals.running == 1)
-        #expect(totals.pending == 1)
-        #expect(totals.suspended == 1)
-        #expect(totals.received == 50)
-        #expect(totals.expected == 200)
-        #expect(totals.itemsOfUnknownLength == 1, "the pending one; a suspended one waits")
-        #expect(totals.secondsRemaining == nil)
-        #expect(totals.count == 3)
-        // Once every active item's length is known, the time left is known too.
-        _ = try machine.suspend(ids[1], now: 3)
-        _ = machine.received(ids[0], generation: actions.starts[0].generation, count: 50, now: 1_000_000_000)
-        let known = machine.summary(now: 1_000_000_000).totals
-        #expect(known.itemsOfUnknownLength == 0)
-        #expect(known.received == 100)
-        #expect(known.bytesPerSecond > 0)
-        #expect(known.secondsRemaining.map { abs($0 - 100 / known.bytesPerSecond) < 0.001 } == true)
-    }
-
-    @Test func bytesOfUnknownLengthNeverMakeTheTotalPassItsLength() throws {
-        var machine = machine(limit: 2)
-        let (ids, actions) = try add([request("known"), request("unknown")], to: &machine)
-        _ = machine.began(ids[0], generation: actions.starts[0].generation, offset: 0, total: 100, now: 1)
-        _ = machine.received(ids[0], generation: actions.starts[0].generation, count: 40, now: 1)
-        // A server that sends no length: its bytes are counted apart.
-        _ = machine.began(ids[1], generation: actions.starts[1].generation, offset: 0, total: nil, now: 1)
-        _ = machine.received(ids[1], generation: actions.starts[1].generation, count: 5_000, now: 1)
-
-        let totals = machine.summary(now: 2).totals
-
-        #expect(totals.received == 40)
-        #expect(totals.expected == 100)
-        #expect(totals.fraction == 0.4)
-        #expect(totals.receivedOfUnknownLength == 5_000)
-        #expect(totals.itemsOfUnknownLength == 1)
-        #expect(totals.secondsRemaining == nil)
-    }
-
-    @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {
-        var machine = machine(limit: 1)
-        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        _ = machine.attach(3, to: ids[0], generation: actions.starts[0].generation)
-        let closed = machine.close(now: 1)
-        #expect(closed.cancels == [3])
-        #expect(states(machine) == ["pending", "pending"])
-        #expect(machine.journalEntries.map(\.status) == [.pending, .pending])
-        let finishing = machine.finishing(ids[0], generation: actions.starts[0].generation, size: 1)
-        #expect(!finishing, "no rename after close")
-        #expect(throws: DownloadManagerError.closed) { try machine.prepare([request("c")]) }
-        #expect(throws: DownloadManagerError.closed) { try machine.suspend(ids[1], now: 2) }
-    }
-
-    @Test func theJournalGetsTheChangesThatMatterInOrderAndIsCompactedWhenItGrows() throws {
-        var machine = machine(limit: 1)
-        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
-        #expect(
-            Machine.records(of: [
-                .new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil, replacing: false)
-            ])
-            .map(\.op) == [.add])
-        let generation = actions.starts[0].generation
-        _ = machine.received(ids[0], generation: generation, count: 10, now: 1)
-        let progressRecords = machine.takeJournal()
-        #expect(progressRecords == nil, "progress is never journaled")
-        let finishing = machine.finishing(ids[0], generation: generation, size: 10)
-        #expect(finishing)
-        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2)
-        _ = try machine.suspend(ids[1], now: 3)
-        guard case .append(let records) = machine.takeJournal() else {
-            Issue.record("expected an append")
-            return
-        }
-        #expect(records.map(\.op) == [.finishing, .done, .state])
-        #expect(records.map(\.size) == [10, 10, nil])
-        #expect(records.last?.state == "suspended")
-
-        // A thousand changes later, the journal is rewritten instead.
-        for step in 0..<600 {
-            _ = try machine.resume(ids[1], now: 10 + UInt64(step))
-            _ = try machine.suspend(ids[1], now: 10 + UInt64(step))
-        }
-        guard case .rewrite(let header, let compacted) = machine.takeJournal() else {
-            Issue.record("expected a rewrite")
-            return
-        }
-        #expect(header.next == 3)
-        #expect(compacted.map(\.op) == [.add, .done, .add, .state])
-    }
-
-    @Test func restoredItemsComeBackWithTheirStatesAndPendingOnesStart() throws {
-        var machine = machine(limit: 4)
-        let url = { (name: String) in URL(string: "https://a.example/\(name)")! }
-        let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 404", status: 404)
-        let contents = DownloadJournal.Contents(
-            entries: [
-                .init(id: 1, url: url("done"), name: "done", status: .completed(size: 7), ownsFile: true),
-                .init(id: 2, url: url("part"), name: "part", status: .pending),
-                .init(id: 3, url: url("held"), name: "held", status: .suspended),
-                .init(id: 4, url: url("bad"), name: "bad", status: .failed(failure)),
-                .init(id: 6, url: url("gone"), name: "gone", status: .cancelled),
-            ], nextID: 9)
-
-        let actions = machine.restore(contents, partLengths: [2: 1234], now: 0)
-
-        #expect(actions.starts.map(\.name) == ["part"])
-        #expect(actions.starts[0].replacesFile == false, "a restored item never replaces a file")
-        #expect(states(machine) == ["completed", "running", "suspended", "failed", "cancelled"])
-        #expect(machine.item(ItemID(rawValue: 2), now: 0).progress.received == 1234)
-        #expect(machine.item(ItemID(rawValue: 1), now: 0).progress.received == 7)
-        let (ids, _) = try add([request("new")], to: &machine)
-        #expect(ids == [ItemID(rawValue: 9)], "ids go on from the journal's")
-        #expect(throws: DownloadManagerError.nameTaken("done", by: ItemID(rawValue: 1))) {
-            try machine.prepare([request("other", name: "done")])
-        }
-    }
-
     @Test func aResumedItemWaitsUntilItsStoppedRunHasEnded() throws {
         // The stopped run may still hold the `.part` (its cancel is carried out after the lock):
         // a new run of the name must not start before the old one reported its end.
@@ -572,11 +377,11 @@ import Testing
             _ = try machine.suspend(ids[2], now: UInt64(round))
             _ = try machine.resume(ids[2], now: UInt64(round))
         }
-        #expect(machine.queuedSlots <= 2 * machine.pendingCount + 65)
+        #expect(machine.scheduler.queuedSlots <= 2 * machine.scheduler.pendingCount + 65)
         #expect(states(machine) == ["running", "pending", "pending"])
         // The order is kept: b, then c.
         let running = try #require(
-            machine.entries[ids[0]].flatMap { entry -> UInt64? in
+            machine.items[ids[0]].flatMap { entry -> UInt64? in
                 if case .running(let run) = entry.phase { return run.generation }
                 return nil
             })

@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import JobKit
+
+extension DownloadManager {
+    // MARK: Running
+
+    typealias Machine = DownloadManagerStateMachine<JobHandle>
+
+    func control(
+        _ transition: (inout Machine, UInt64) throws(DownloadManagerError) -> Machine.Actions
+    ) throws(DownloadManagerError) {
+        let result = state.withLock { machine in
+            Result { () throws(DownloadManagerError) in try transition(&machine, Self.now()) }
+        }
+        if let failure = perform(try result.get()) { throw failure }
+    }
+
+    func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
+        let actions = state.withLock { machine -> Machine.Actions in
+            var actions = Machine.Actions()
+            let now = Self.now()
+            machine.holdStarts()
+            for id in machine.ids {
+                if let more = try? transition(&machine, id, now) { actions.merge(more) }
+            }
+            actions.merge(machine.releaseStarts(now: now))
+            return actions
+        }
+        _ = perform(actions)
+    }
+
+    /// Carries out what a transition asked, with no lock held. The journal is written first, or
+    /// nothing is unlinked: a process killed after an unlink finds the change that made it (a removed
+    /// item does not come back as completed, with its file gone).
+    ///
+    /// - Returns: the journal's failure, when its records could not be written (they are written
+    ///   with the next ones; the unlinks they announce were skipped).
+    @discardableResult
+    func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
+        // Under the journal's lock, so that no other write fails (and owes its unlinks) between this
+        // write and the unlinks it allows. Unlinks owed by an earlier failed write are done once a
+        // write succeeds: this one, or one tried now (with nothing waiting, none is made).
+        let (failure, unlinks, cleaning) = journal.withLock { box in
+            var failure: DownloadManagerError?
+            let owes = owedUnlinks.withLock { !($0.unlinks.isEmpty && $0.cleaning.isEmpty) }
+            if actions.writesJournal || owes {
+                do throws(DownloadManagerError) {
+                    // Closed: nothing is written any more, so nothing a record would announce is done.
+                    guard let file = box.file else { throw .closed }
+                    try writeJournal(to: file)
+                } catch {
+                    failure = error
+                }
+            }
+            // Not before the journal says why: while a record is unwritten, unlinks are owed, with
+            // their names held. Decided before the cancels: a cancelled run may end, and ask for its
+            // own unlinks, at once on another thread.
+            let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
+                owed.unlinks += actions.unlinks
+                owed.cleaning += actions.cleaning
+                guard failure == nil else { return ([], []) }
+                defer { owed = ([], []) }
+                return owed
+            }
+            return (failure, unlinks, cleaning)
+        }
+        if let failure, failure != .closed { retryJournalLater() }
+        if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
+        for handle in actions.cancels { handle.cancel() }
+        if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
+        for name in unlinks { folder.unlink(name) }
+        // What waited for these unlinks (a resumed or re-added item of the name) may start now.
+        if !cleaning.isEmpty {
+            perform(state.withLock { $0.cleaned(cleaning, now: Self.now()) })
+        }
+        for start in actions.starts { launch(start) }
+        if actions.syncsJournal { syncJournalSoon() }
+        schedule(actions.wake)
+        for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+        return failure
+    }
+
+    /// Starts the run of an item.
+    func launch(_ start: Machine.Start) {
+        // Suspended, cancelled or removed since it was claimed (by an `…All` that freed the slot
+        // it took, say): it never starts, and reports its end for what its cancellation left.
+        guard state.withLock({ $0.isCurrent(start.id, start.generation) }) else {
+            return ended(start, .failure(JobError.cancelled))
+        }
+        let file = directory.appendingPathComponent(start.name, isDirectory: false)
+        // A file under the name (the journal's word that it is the manager's is not proof enough to
+        // replace it): only a request that said so replaces one. The rename checks again.
+        if !start.replacesFile, case .file = folder.facts(start.name) {
+            let failure = ItemError(
+                kind: .fileInTheWay,
+                message: "\(file.path) exists and was not downloaded by this manager: it is left as it is")
+            // Not inline: the next item starts from there, and a long run of them would nest.
+            configuration.queue.async { [self] in ended(start, .failure(failure)) }
+            return
+        }
+        let id = start.id
+        let generation = start.generation
+        let hooks = DownloadHooks(
+            began: { [self] offset, total in
+                schedule(
+                    state.withLock {
+                        $0.began(id, generation: generation, offset: offset, total: total, now: Self.now())
+                    })
+            },
+            received: { [self] count in
+                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: Self.now()) })
+                {
+                    schedule(wake)
+                }
+            },
+            beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) })
+        var job = Job<URL>.download(
+            from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
+            hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile)
+        let retry = configuration.retry
+        if retry.attempts > 1 {
+            job = job.retryingTransientFailures(
+                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter)
+        }
+        let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
+            ended(start, result)
+        }
+        if let stale = state.withLock({ $0.attach(handle, to: id, generation: generation) }) { stale.cancel() }
+    }
+
+    /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
+    func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
+        if let checksum = start.checksum {
+            schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: Self.now()) })
+            let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
+            guard actual == checksum else {
+                throw ItemError(
+                    kind: .checksumMismatch,
+                    message:
+                        "checksum mismatch for \(start.name) from \(start.url.redactedString): expected \(checksum), "
+                        + "got \(actual); the file was removed")
+            }
+        }
+        guard state.withLock({ $0.finishing(start.id, generation: start.generation, size: length) }) else {
+            throw JobError.cancelled
+        }
+        // Journal first, or nothing: without its `finishing` record the file does not take its name
+        // (the run fails, keeping its `.part`; the record is written with the next ones).
+        try writeJournal()
+        if configuration.durability == .system {
+            // The record is on disk before the rename: after a power loss the file is the manager's.
+            // Synced through a descriptor of its own, with no lock held: other items' journal
+            // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
+            if journal.withLock({ $0.file != nil }) { JournalFile.sync(in: folder) }
+        }
+        configuration.testHooks.afterFinishing(start.id)
+    }
+
+    func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {
+        let outcome: Machine.Outcome
+        switch result {
+        case .success: outcome = .completed
+        case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
+        case .failure(let error): outcome = .failed(ItemError(error))
+        }
+        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: Self.now()) })
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

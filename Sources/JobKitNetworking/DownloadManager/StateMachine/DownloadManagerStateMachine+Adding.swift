@@ -1,0 +1,93 @@
+import Foundation
+import JobKit
+
+extension DownloadManagerStateMachine {
+    // MARK: Adding
+
+    /// Checks `requests` against each other and the items; nothing changes (ids are taken from
+    /// the table's next id without moving it: `commit` does).
+    func prepare(_ requests: [DownloadManager.Request]) throws(DownloadManagerError) -> [Prepared] {
+        guard !isClosed else { throw .closed }
+        var prepared: [Prepared] = []
+        var batch: [String: (id: ItemID, request: DownloadManager.Request)] = [:]
+        var id = items.nextID
+        for request in requests {
+            guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = request.url.host, !host.isEmpty
+            else { throw .unsupportedURL(request.url.redactedString) }
+            let name: String
+            if let given = request.name { name = given } else { name = try Self.defaultName(for: request.url) }
+            try DownloadManager.checkName(name)
+            let replacing = request.replacesExistingFile
+            if let entry = items.entry(named: name) {
+                guard entry.url == request.url, entry.checksum == request.checksum else {
+                    throw .nameTaken(name, by: entry.id)
+                }
+                prepared.append(.existing(entry.id, replacing: replacing))
+                continue
+            }
+            if let earlier = batch[name] {
+                guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
+                    throw .nameTaken(name, by: earlier.id)
+                }
+                prepared.append(.existing(earlier.id, replacing: replacing))
+                continue
+            }
+            // Ids count up to the journal's limit (2⁶²): reached only from a planted journal.
+            guard id < DownloadJournal.maximumID else {
+                throw .cannotUseDirectory(directory.path, reason: "its journal has used every item id")
+            }
+            batch[name] = (ItemID(rawValue: id), request)
+            prepared.append(
+                .new(
+                    id: ItemID(rawValue: id), url: request.url, name: name, checksum: request.checksum,
+                    replacing: replacing))
+            id += 1
+        }
+        return prepared
+    }
+
+    /// The journal records of prepared requests (new items only).
+    static func records(of prepared: [Prepared]) -> [DownloadJournal.Record] {
+        prepared.compactMap { item in
+            guard case .new(let id, let url, let name, let checksum, _) = item else { return nil }
+            return .add(id.rawValue, url: url, name: name, checksum: checksum)
+        }
+    }
+
+    /// Adds what `prepare` validated (and the journal recorded): new items are pending; an existing
+    /// item that failed, was cancelled or is held is queued again. Returns the ids, one per request.
+    mutating func commit(_ prepared: [Prepared], now: UInt64) -> (ids: [ItemID], actions: Actions) {
+        var actions = Actions()
+        var ids: [ItemID] = []
+        for item in prepared {
+            switch item {
+            case .new(let id, let url, let name, let checksum, let replacing):
+                if items[id] != nil {
+                    if replacing { items.update(id) { $0.replacesFile = true } }
+                    ids.append(id)  // the same request twice in one batch
+                    continue
+                }
+                items.insert(
+                    Entry(
+                        id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url),
+                        checksum: checksum, phase: .cancelled, meter: SpeedMeter(window: window),
+                        replacesFile: replacing))
+                journal.noteWritten(1)
+                enqueue(id)
+                actions.wake(outbox.note(.changed(self.item(id, now: now))))
+                ids.append(id)
+            case .existing(let id, let replacing):
+                ids.append(id)
+                guard let entry = items[id] else { continue }
+                if replacing { items.update(id) { $0.replacesFile = true } }
+                switch entry.phase {
+                case .failed, .cancelled, .held: actions.merge(requeue(id, now: now))
+                default: break
+                }
+            }
+        }
+        claimStarts(now: now, into: &actions)
+        return (ids, actions)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import JobKit
+
+extension DownloadManagerStateMachine {
+    // MARK: Items
+
+    enum Phase {
+        /// Waiting; `ticket` orders it among the pending items (0: stopped by `close`, not queued).
+        case pending(ticket: UInt64)
+        case running(Run)
+        case suspended
+        /// Restored from the journal as pending, and not started (`startsRestoredItems` false):
+        /// shown as suspended, kept pending in the journal, queued when added again or resumed.
+        case held
+        case completed(size: Int64)
+        case failed(ItemError)
+        case cancelled
+
+        var isCancelled: Bool {
+            if case .cancelled = self { return true }
+            return false
+        }
+    }
+
+    /// One run of an item: its generation tells its callbacks from a stale run's.
+    struct Run {
+        var generation: UInt64
+        var handle: Handle?
+        var verifying = false
+    }
+
+    struct Entry {
+        let id: ItemID
+        let url: URL
+        let name: String
+        /// `directory/name`, made once.
+        let file: URL
+        let host: String
+        let checksum: Checksum?
+        var phase: Phase
+        /// Bytes in the file (the `.part` while running).
+        var received: Int64 = 0
+        var expected: Int64?
+        /// Bytes moved by this process, only growing: the speed is measured on it.
+        var transferred: Int64 = 0
+        var meter: SpeedMeter
+        /// A `finishing` record was written: the file under the name is the manager's to replace.
+        var ownsFile = false
+        /// The size the `finishing` record gave, for the completion.
+        var finishingSize: Int64?
+        /// The finished file may replace one under its name (`Request.replacesExistingFile`; not
+        /// journaled: a restored item never replaces).
+        var replacesFile = false
+
+        /// The generation of its run, when it is running.
+        var runningGeneration: UInt64? {
+            if case .running(let run) = phase { return run.generation }
+            return nil
+        }
+
+        /// The names of its `.part` and its metadata in the directory.
+        var partFiles: [String] {
+            let parts = PartNames(for: name)
+            return [parts.part, parts.metadata]
+        }
+    }
+
+    /// A run to start, outside the lock.
+    struct Start: Equatable {
+        let id: ItemID
+        let generation: UInt64
+        let url: URL
+        let name: String
+        let checksum: Checksum?
+        /// The finished file may replace one under its name.
+        let replacesFile: Bool
+    }
+
+    /// A validated request, before it is committed.
+    enum Prepared: Equatable {
+        case new(id: ItemID, url: URL, name: String, checksum: Checksum?, replacing: Bool)
+        /// The same URL, name and checksum as an item the manager has.
+        case existing(ItemID, replacing: Bool)
+    }
+
+    /// How a run ended.
+    enum Outcome {
+        case completed
+        case failed(ItemError)
+        /// Cancelled without the manager asking (it asks only after leaving `running`).
+        case cancelled
+    }
+}
+
+extension DownloadManagerStateMachine.Entry: Sendable where Handle: Sendable {}
+extension DownloadManagerStateMachine.Phase: Sendable where Handle: Sendable {}
+extension DownloadManagerStateMachine.Run: Sendable where Handle: Sendable {}

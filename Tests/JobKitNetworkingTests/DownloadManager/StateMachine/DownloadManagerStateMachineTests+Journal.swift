@@ -1,0 +1,86 @@
+import Foundation
+import JobKitTestSupport
+import Testing
+
+@testable import JobKitNetworking
+
+/// The state machine's journal records, compaction, restore and close.
+extension DownloadManagerStateMachineTests {
+    @Test func theJournalGetsTheChangesThatMatterInOrderAndIsCompactedWhenItGrows() throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        #expect(
+            Machine.records(of: [
+                .new(id: ids[0], url: URL(string: "https://a.example/a")!, name: "a", checksum: nil, replacing: false)
+            ])
+            .map(\.op) == [.add])
+        let generation = actions.starts[0].generation
+        _ = machine.received(ids[0], generation: generation, count: 10, now: 1)
+        let progressRecords = machine.takeJournal()
+        #expect(progressRecords == nil, "progress is never journaled")
+        let finishing = machine.finishing(ids[0], generation: generation, size: 10)
+        #expect(finishing)
+        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2)
+        _ = try machine.suspend(ids[1], now: 3)
+        guard case .append(let records) = machine.takeJournal() else {
+            Issue.record("expected an append")
+            return
+        }
+        #expect(records.map(\.op) == [.finishing, .done, .state])
+        #expect(records.map(\.size) == [10, 10, nil])
+        #expect(records.last?.state == "suspended")
+
+        // A thousand changes later, the journal is rewritten instead.
+        for step in 0..<600 {
+            _ = try machine.resume(ids[1], now: 10 + UInt64(step))
+            _ = try machine.suspend(ids[1], now: 10 + UInt64(step))
+        }
+        guard case .rewrite(let header, let compacted) = machine.takeJournal() else {
+            Issue.record("expected a rewrite")
+            return
+        }
+        #expect(header.next == 3)
+        #expect(compacted.map(\.op) == [.add, .done, .add, .state])
+    }
+
+    @Test func restoredItemsComeBackWithTheirStatesAndPendingOnesStart() throws {
+        var machine = machine(limit: 4)
+        let url = { (name: String) in URL(string: "https://a.example/\(name)")! }
+        let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 404", status: 404)
+        let contents = DownloadJournal.Contents(
+            entries: [
+                .init(id: 1, url: url("done"), name: "done", status: .completed(size: 7), ownsFile: true),
+                .init(id: 2, url: url("part"), name: "part", status: .pending),
+                .init(id: 3, url: url("held"), name: "held", status: .suspended),
+                .init(id: 4, url: url("bad"), name: "bad", status: .failed(failure)),
+                .init(id: 6, url: url("gone"), name: "gone", status: .cancelled),
+            ], nextID: 9)
+
+        let actions = machine.restore(contents, partLengths: [2: 1234], now: 0)
+
+        #expect(actions.starts.map(\.name) == ["part"])
+        #expect(actions.starts[0].replacesFile == false, "a restored item never replaces a file")
+        #expect(states(machine) == ["completed", "running", "suspended", "failed", "cancelled"])
+        #expect(machine.item(ItemID(rawValue: 2), now: 0).progress.received == 1234)
+        #expect(machine.item(ItemID(rawValue: 1), now: 0).progress.received == 7)
+        let (ids, _) = try add([request("new")], to: &machine)
+        #expect(ids == [ItemID(rawValue: 9)], "ids go on from the journal's")
+        #expect(throws: DownloadManagerError.nameTaken("done", by: ItemID(rawValue: 1))) {
+            try machine.prepare([request("other", name: "done")])
+        }
+    }
+
+    @Test func closingStopsEverythingAndKeepsRunningItemsPending() throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        _ = machine.attach(3, to: ids[0], generation: actions.starts[0].generation)
+        let closed = machine.close(now: 1)
+        #expect(closed.cancels == [3])
+        #expect(states(machine) == ["pending", "pending"])
+        #expect(machine.journalEntries.map(\.status) == [.pending, .pending])
+        let finishing = machine.finishing(ids[0], generation: actions.starts[0].generation, size: 1)
+        #expect(!finishing, "no rename after close")
+        #expect(throws: DownloadManagerError.closed) { try machine.prepare([request("c")]) }
+        #expect(throws: DownloadManagerError.closed) { try machine.suspend(ids[1], now: 2) }
+    }
+}
