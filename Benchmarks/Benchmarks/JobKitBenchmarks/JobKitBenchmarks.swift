@@ -5,7 +5,9 @@ import JobKit
 import SeedDesign
 
 // Each JobKit benchmark stands beside the raw GCD code that does the same work, in the same run:
-// compare the pairs, not absolute numbers (this machine is shared and noisy).
+// compare the pairs, not absolute numbers (this machine is shared and noisy). Every unit is distinct,
+// as users' are: a closure capturing its index, for raw GCD and JobKit alike; the rows of one job
+// value repeated are kept, named as such.
 //
 //   swift package --package-path Benchmarks benchmark
 //
@@ -30,20 +32,24 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("fan-out 100k: raw GCD (DispatchGroup)") { benchmark in
         let queue = DispatchQueue.global()
         let group = DispatchGroup()
-        for _ in 0..<fanOutCount {
-            queue.async(group: group) { blackHole(0) }
+        for index in 0..<fanOutCount {
+            queue.async(group: group) { blackHole(index) }
         }
         group.wait()
     }
 
     Benchmark("fan-out 100k: JobKit group") { benchmark in
+        wait(for: Job.group((0..<fanOutCount).map(distinctJob)))
+    }
+
+    Benchmark("fan-out 100k: JobKit group (one job repeated)") { benchmark in
         let noop = Job<Void> { $0.finish() }
         wait(for: Job.group(Array(repeating: noop, count: fanOutCount)))
     }
 
     Benchmark("fan-out 100k: seed Task group") { benchmark in
         let done = DispatchSemaphore(value: 0)
-        SeedTask.group(Array(repeating: SeedTask { $0.finish() }, count: fanOutCount)).perform { _ in done.signal() }
+        SeedTask.group((0..<fanOutCount).map(distinctSeedTask)).perform { _ in done.signal() }
         done.wait()
     }
 
@@ -51,7 +57,7 @@ let benchmarks: @Sendable () -> Void = {
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<fanOutCount { group.addTask { blackHole(0) } }
+                for index in 0..<fanOutCount { group.addTask { blackHole(index) } }
             }
             done.signal()
         }
@@ -75,15 +81,17 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("sequence 1M: JobKit sequence") { benchmark in
+        wait(for: Job.sequence((0..<sequenceLength).map(distinctJob)))
+    }
+
+    Benchmark("sequence 1M: JobKit sequence (one job repeated)") { benchmark in
         let noop = Job<Void> { $0.finish() }
         wait(for: Job.sequence(Array(repeating: noop, count: sequenceLength)))
     }
 
     Benchmark("sequence 1M: seed Task sequence") { benchmark in
         let done = DispatchSemaphore(value: 0)
-        SeedTask.sequence(Array(repeating: SeedTask { $0.finish() }, count: sequenceLength)).perform { _ in
-            done.signal()
-        }
+        SeedTask.sequence((0..<sequenceLength).map(distinctSeedTask)).perform { _ in done.signal() }
         done.wait()
     }
 
@@ -91,8 +99,8 @@ let benchmarks: @Sendable () -> Void = {
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<sequenceLength {
-                    group.addTask { blackHole(0) }
+                for index in 0..<sequenceLength {
+                    group.addTask { blackHole(index) }
                     await group.next()
                 }
             }
@@ -161,12 +169,15 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("bounded 2000×5ms/8: JobKit group(maxConcurrent: 8)", configuration: boundedConfiguration) {
         benchmark in
         let start = DispatchTime.now()
-        let job = Job<Void> { controller in
-            completeAfter(milliseconds: boundedMilliseconds, on: controller.queue) { controller.finish() }
+        let jobs = (0..<boundedCount).map { index in
+            Job<Void> { controller in
+                completeAfter(milliseconds: boundedMilliseconds, on: controller.queue) {
+                    blackHole(index)
+                    controller.finish()
+                }
+            }
         }
-        wait(
-            for: Job.group(Array(repeating: job, count: boundedCount), maxConcurrent: boundedLimit),
-            on: .global(qos: .userInitiated))
+        wait(for: Job.group(jobs, maxConcurrent: boundedLimit), on: .global(qos: .userInitiated))
         benchmark.measurement(.custom("efficiency ‰"), efficiencyPerMille(since: start))
     }
 
@@ -219,7 +230,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark in
         let start = DispatchTime.now()
         let done = DispatchSemaphore(value: 0)
-        SeedTask.group(Array(repeating: SeedTask { $0.finish() }, count: 10_000)).perform { _ in done.signal() }
+        SeedTask.group((0..<10_000).map(distinctSeedTask)).perform { _ in done.signal() }
         done.wait()
         benchmark.measurement(.custom("ns per job"), nanoseconds(since: start) / 10_000)
     }
@@ -227,10 +238,10 @@ let benchmarks: @Sendable () -> Void = {
     for count in [10_000, 100_000] {
         Benchmark("JobQueue \(count / 1_000)k no-op jobs, 8 at once", configuration: queueConfiguration) { benchmark in
             let jobQueue = JobQueue<Int>(maxConcurrent: 8, resultQueue: DispatchQueue(label: "results"))
-            let noop = Job<Void> { $0.finish() }
+            let jobs = (0..<count).map(distinctJob)
             let done = DispatchSemaphore(value: 0)
             let start = DispatchTime.now()
-            for id in 0..<count { try? jobQueue.add(noop, id: id) }
+            for (id, job) in jobs.enumerated() { try? jobQueue.add(job, id: id) }
             Task {
                 await jobQueue.waitUntilIdle()
                 done.signal()
@@ -345,4 +356,20 @@ func runBounded(count: Int, limit: Int, work: @escaping @Sendable (_ done: @esca
 /// Nanoseconds since `start`.
 func nanoseconds(since start: DispatchTime) -> Int {
     Int(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds)
+}
+
+/// A job of its own for unit `index`, as users make them: its body captures the index.
+@Sendable func distinctJob(_ index: Int) -> Job<Void> {
+    Job { controller in
+        blackHole(index)
+        controller.finish()
+    }
+}
+
+/// The seed's `Task` for unit `index`, capturing it likewise.
+@Sendable func distinctSeedTask(_ index: Int) -> SeedTask {
+    SeedTask { task in
+        blackHole(index)
+        task.finish()
+    }
 }
