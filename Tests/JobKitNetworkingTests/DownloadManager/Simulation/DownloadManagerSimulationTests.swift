@@ -14,7 +14,7 @@ import Testing
         ?? UInt64.random(in: 0..<1 << 32)
     static let schedules =
         ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SCHEDULES"].flatMap { Int($0) }
-        ?? 2_000
+        ?? 20_000
 
     @Test func everyScheduleKeepsTheInvariants() {
         var kills = 0
