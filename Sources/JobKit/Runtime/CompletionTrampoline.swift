@@ -12,10 +12,12 @@
 ///
 /// - A completion (or progress notice) delivered on a thread that is already running one is queued
 ///   on the thread and runs after the one that caused it returns, in order.
-/// - A cancellation runs at once, with its handlers and the run's completion, and then — before
-///   `cancel()` returns — every cancellation it cascades to (children, members, losers), one after
-///   another in a loop: so the `onCancel` handlers of a whole cancelled tree have run when `cancel()`
-///   returns, even when it is called from inside a completion. Completions it causes are queued.
+/// - A cancellation runs its handlers at once, and then — before `cancel()` returns — every
+///   cancellation it cascades to (children, members, losers), one after another in a loop; the
+///   cancelled runs' notices and completions follow once every handler of the cascade has run. So
+///   the `onCancel` handlers of a whole cancelled tree have run when `cancel()` returns, and before
+///   any of its runs is delivered as cancelled, even when it is called from inside a completion.
+///   Completions it causes are queued.
 ///
 /// Every queued item runs before the outermost call on the thread returns.
 enum CompletionTrampoline {
@@ -28,6 +30,9 @@ enum CompletionTrampoline {
         @exclusivity(unchecked) var isCancelling = false
         @exclusivity(unchecked) var completions: [() -> Void] = []
         @exclusivity(unchecked) var cancellations: [() -> Void] = []
+        /// What cancelled runs deliver (their notices and completions): after every handler of the
+        /// cascade has run.
+        @exclusivity(unchecked) var cancelledDeliveries: [() -> Void] = []
         @exclusivity(unchecked) var isReleasing = false
         @exclusivity(unchecked) var releases: [Any] = []
     }
@@ -114,11 +119,28 @@ enum CompletionTrampoline {
         }
     }
 
+    /// Queues `delivery` (a cancelled run's notice and completion) behind every cancellation of the
+    /// cascade under way, at any depth: when a cancelled group's completion is delivered, the cancel
+    /// handlers of its members, and of theirs, have run. Runs it at once outside a cascade.
+    static func afterCancellations(_ delivery: @escaping () -> Void) {
+        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
+        guard frame.isCancelling else { return delivery() }
+        frame.cancelledDeliveries.append(delivery)
+    }
+
     private static func runCancellations(_ frame: Frame) {
-        while !frame.cancellations.isEmpty {
-            let batch = frame.cancellations
-            frame.cancellations = []
-            for cancellation in batch { cancellation() }
+        while true {
+            if !frame.cancellations.isEmpty {
+                let batch = frame.cancellations
+                frame.cancellations = []
+                for cancellation in batch { cancellation() }
+            } else if !frame.cancelledDeliveries.isEmpty {
+                let batch = frame.cancelledDeliveries
+                frame.cancelledDeliveries = []
+                for delivery in batch { delivery() }
+            } else {
+                return
+            }
         }
     }
 

@@ -203,9 +203,9 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
         let completion = Completion(erased)
         CompletionTrampoline.cancel {
             for handler in handlers { handler() }
-            // Queued behind the cancellations the handlers cascaded to (a group's members): their
-            // handlers have run when this run's completion is delivered.
-            CompletionTrampoline.cancel {
+            // Queued behind every cancellation the handlers cascaded to (a group's members, theirs):
+            // their handlers have run when this run's completion is delivered.
+            CompletionTrampoline.afterCancellations {
                 notice?.send()
                 completion(.failure(JobError.cancelled))
             }

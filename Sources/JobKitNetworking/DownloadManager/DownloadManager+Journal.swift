@@ -39,8 +39,9 @@ extension DownloadManager {
     static let journalRetryDelay = DispatchTimeInterval.seconds(1)
 
     /// A journal write failed (a full disk, say): tries again later, and again while it fails, so
-    /// that what waits for it — unlinks it announces, items of a name whose files they remove — goes
-    /// on once the disk recovers, without another call of the user's. One retry is queued at a time.
+    /// that the records reach the disk and what waits for them — unlinks they announce, items of a
+    /// name whose files those remove — goes on once the disk recovers, without another call of the
+    /// user's. One retry is queued at a time.
     func retryJournalLater() {
         let first = journalRetryQueued.withLock { queued -> Bool in
             defer { queued = true }
@@ -50,7 +51,9 @@ extension DownloadManager {
         configuration.queue.asyncAfter(deadline: .now() + Self.journalRetryDelay) { [weak self] in
             guard let self else { return }
             journalRetryQueued.withLock { $0 = false }
-            perform(Machine.Actions())
+            var retry = Machine.Actions()
+            retry.writesJournal = true
+            perform(retry)
         }
     }
 

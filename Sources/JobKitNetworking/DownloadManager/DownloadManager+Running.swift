@@ -41,11 +41,13 @@ extension DownloadManager {
     func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
         // Under the journal's lock, so that no other write fails (and owes its unlinks) between this
         // write and the unlinks it allows. Unlinks owed by an earlier failed write are done once a
-        // write succeeds: this one, or one tried now (with nothing waiting, none is made).
+        // write succeeds: this one, or one tried now (with nothing waiting, nothing is written).
         let (failure, unlinks, cleaning) = journal.withLock { box in
             var failure: DownloadManagerError?
             let owes = owedUnlinks.withLock { !($0.unlinks.isEmpty && $0.cleaning.isEmpty) }
-            if actions.writesJournal || owes {
+            // Before any unlink, the journal says everything: a run that ends may unlink what a record
+            // still waiting (its item's `remove`, whose write failed) announces.
+            if actions.writesJournal || owes || !actions.unlinks.isEmpty {
                 do throws(DownloadManagerError) {
                     // Closed: nothing is written any more, so nothing a record would announce is done.
                     guard let file = box.file else { throw .closed }

@@ -331,6 +331,68 @@ import Testing
         }
     }
 
+    @Test func aFileRemovedAsItTakesItsNameIsUnlinkedOnlyOnceTheRemoveIsRecorded() async throws {
+        // Found by review: `remove(deletingFile: true)` of an item whose file is taking its name leaves
+        // the unlink to the run's end; with the `remove` record unwritten (a full disk), that end
+        // unlinked the completed file with no write tried first, and after a crash the item came
+        // back and downloaded again.
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(5_000)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
+        let full = LockedBox<Bool>.make(false)
+        let manager = LockedBox<DownloadManager?>.make(nil)
+        let unlinks = LockedBox<[(names: [String], recorded: Bool)]>.make([])
+        let log = UpdateLog()
+        var configuration = configuration(log)
+        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        configuration.testHooks.afterFinishing = { id in
+            full.withLock { $0 = true }
+            _ = try? manager.withLock { $0 }?.remove(id, deletingFile: true)  // its record fails
+            full.withLock { $0 = false }  // the disk recovers before the run ends
+        }
+        configuration.testHooks.beforeUnlink = { names in
+            let text = (try? String(contentsOf: journal, encoding: .utf8)) ?? ""
+            unlinks.withLock { $0.append((names, text.contains(#""op":"remove""#))) }
+        }
+        let opened = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        manager.withLock { $0 = opened }
+        _ = try opened.add(server.url("a.bin"))
+        _ = await opened.waitUntilFinished()
+        #expect(!unlinks.withLock { $0 }.contains { $0.names.contains("a.bin") && !$0.recorded })
+        opened.abandonForTesting()  // as a crash
+        full.withLock { $0 = false }
+        let reopened = try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog()))
+        defer { reopened.close() }
+        let back = reopened.items.filter { $0.name == "a.bin" }
+        #expect(back.isEmpty || exists(folder.appendingPathComponent("a.bin")), "never back with its file gone")
+    }
+
+    @Test func aFailedRecordIsWrittenOnceTheDiskRecoversWithNoOtherCall() async throws {
+        let gate = Gate()
+        let server = try ScriptedServer { _, _ in .stall(body: pattern(40_000), sent: 20_000, until: gate) }
+        defer {
+            gate.open()
+            server.stop()
+        }
+        let folder = try scratchFolder()
+        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
+        let full = LockedBox<Bool>.make(false)
+        let log = UpdateLog()
+        var configuration = configuration(log)
+        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("a.bin"))
+        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
+        full.withLock { $0 = true }
+        #expect(throws: DownloadManagerError.self) { try manager.suspend(id) }
+        full.withLock { $0 = false }
+        await eventually("the retry wrote the suspend record") {
+            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("suspended")
+        }
+    }
+
     @Test func anAddWhoseSyncFailsLeavesNoRecordARestartHonours() throws {
         let folder = try scratchFolder()
         // Once armed: the append goes through, its sync fails.

@@ -275,7 +275,11 @@ struct DownloadManagerSimulation {
         for (name, bytes) in completed where disk.bytes(name) != bytes {
             throw violation("the completed file \(name) was lost or changed")
         }
+        for closedManager in closed {
+            if let unlink = closedManager.unjustifiedUnlinks.first { throw violation("journal first: \(unlink)") }
+        }
         guard let manager else { return }
+        if let unlink = manager.unjustifiedUnlinks.first { throw violation("journal first: \(unlink)") }
         let machine = manager.machine
         for id in machine.ids {
             let item = machine.item(id, now: 0)

@@ -45,6 +45,8 @@ struct SimulatedManager {
     /// A journal write failed: the manager tries again later (`retryJournal`).
     private(set) var retryOwed = false
     var log: [String] = []
+    /// Unlinks the journal on disk did not justify (see `noteUnjustifiedUnlinks`).
+    private(set) var unjustifiedUnlinks: [String] = []
 
     static let directory = URL(fileURLWithPath: "/simulated")
 
@@ -123,7 +125,9 @@ struct SimulatedManager {
     /// The retry `DownloadManager.retryJournalLater` schedules after a failed write.
     mutating func retryJournal(disk: inout SimulatedDisk) {
         retryOwed = false
-        perform(Machine.Actions(), disk: &disk)
+        var retry = Machine.Actions()
+        retry.writesJournal = true
+        perform(retry, disk: &disk)
     }
 
     // MARK: Carrying out actions
@@ -149,7 +153,7 @@ struct SimulatedManager {
     mutating func perform(_ actions: Machine.Actions, disk: inout SimulatedDisk) -> DownloadManagerError? {
         var failure: DownloadManagerError?
         let owes = !(owedUnlinks.isEmpty && owedCleaning.isEmpty)
-        if actions.writesJournal || owes {
+        if actions.writesJournal || owes || !actions.unlinks.isEmpty {
             do {
                 guard !isClosed else { throw DownloadManagerError.closed }
                 try writeJournal(disk: &disk)
@@ -167,10 +171,27 @@ struct SimulatedManager {
         }
         if let failure, failure != .closed { retryOwed = true }
         for generation in actions.cancels { runs[generation]?.cancelled = true }
+        noteUnjustifiedUnlinks(unlinks, disk: disk)
         for name in unlinks { disk.unlink(name) }
         if !cleaning.isEmpty { perform(machine.cleaned(cleaning, now: 0), disk: &disk) }
         for start in actions.starts { launch(start, disk: &disk) }
         return failure
+    }
+
+    /// Journal first: a file the journal on disk still gives to an item (finishing or completed) is
+    /// never unlinked — a crash would bring the item back with its file gone. (A `.part` may go
+    /// before its record: at worst an item downloads again.)
+    private mutating func noteUnjustifiedUnlinks(_ names: [String], disk: SimulatedDisk) {
+        guard !names.isEmpty, let onDisk = try? DownloadJournal.parse(disk.journal) else { return }
+        for name in names where disk.facts(name) != .missing {
+            guard let entry = onDisk.entries.first(where: { $0.name == name }) else { continue }
+            switch entry.status {
+            case .finishing, .completed:
+                unjustifiedUnlinks.append("unlinked \(name) while the journal says item \(entry.id) is \(entry.status)")
+            case .pending, .suspended, .failed, .cancelled:
+                break
+            }
+        }
     }
 
     private mutating func launch(_ start: Machine.Start, disk: inout SimulatedDisk) {

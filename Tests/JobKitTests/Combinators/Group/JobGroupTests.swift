@@ -245,4 +245,29 @@ import Testing
             if seen != 3 { break }
         }
     }
+
+    @Test func aCancelledNestedGroupCompletesOnlyAfterEveryGrandMembersCancelHandlerRan() async {
+        // Found by review: the first fix queued a run's completion one level behind its handlers;
+        // with a group in a group the outer completion came before the grand-members' handlers.
+        let inner = 500
+        for _ in 0..<50 {
+            let cancelled = Locked(0)
+            let started = DispatchSemaphore(value: 0)
+            let jobs = (0..<inner).map { _ in
+                Job<Void> { controller in
+                    controller.onCancel { cancelled.withLock { $0 += 1 } }
+                    started.signal()
+                }
+            }
+            let seen = await withCheckedContinuation { continuation in
+                let handle = Job.group([Job.group(jobs)]).perform(resultQueue: resultQueue) { _ in
+                    continuation.resume(returning: cancelled.current)
+                }
+                for _ in 0..<inner { started.wait() }
+                handle.cancel()
+            }
+            #expect(seen == inner)
+            if seen != inner { break }
+        }
+    }
 }
