@@ -10,10 +10,16 @@ final class ProgressReporter: Sendable {
     static let leafUnits: Int64 = 10_000
 
     let progress: Progress
+    /// The lock of the tree this reporter is in: a root's own, shared by every reporter attached
+    /// under it (see `changing`).
+    let tree: ProgressTreeLock
     private let requests = LockedBox.make(ProgressRequests())
 
-    /// - Parameter onCancel: called when the `Progress` is cancelled (by its owner or its parent).
-    init(units: Int64, onCancel: @escaping @Sendable () -> Void) {
+    /// - Parameters:
+    ///   - tree: the lock of the tree the reporter joins: its parent's; a new one for a root.
+    ///   - onCancel: called when the `Progress` is cancelled (by its owner or its parent).
+    init(units: Int64, tree: ProgressTreeLock = ProgressTreeLock(), onCancel: @escaping @Sendable () -> Void) {
+        self.tree = tree
         progress = Progress(totalUnitCount: units)
         progress.cancellationHandler = onCancel
     }
@@ -35,7 +41,7 @@ final class ProgressReporter: Sendable {
             if request.isComplete {
                 setComplete()
             } else {
-                Self.changing {
+                changing {
                     let units = Int64((request.fraction * Double(progress.totalUnitCount)).rounded(.down))
                     if units > progress.completedUnitCount { progress.completedUnitCount = units }
                 }
@@ -44,33 +50,28 @@ final class ProgressReporter: Sendable {
     }
 
     private func setComplete() {
-        Self.changing {
+        changing {
             if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
             progress.completedUnitCount = progress.totalUnitCount
         }
     }
 
-    /// Runs `change`, a change to a progress tree JobKit made.
+    /// Runs `change`, a change JobKit makes to this reporter's progress tree.
     ///
     /// Foundation's `Progress` on Linux (swift-corelibs-foundation) updates a parent from its children
     /// with no lock of its own: two members of a group ending at once on two threads lose an update
     /// or count one twice (a group read 0.875 or 1.25 after every member had finished) and race on the
-    /// parent's set of children. There every change goes through one lock; it calls no observer (no
-    /// key-value observing there). Apple's `Progress` is thread-safe and calls key-value observers,
-    /// which must not run under a lock: there the change runs as it is.
-    static func changing<Result>(_ change: () -> Result) -> Result {
+    /// parent's set of children. There every change to one tree goes through the tree's lock (changes
+    /// to other trees do not wait for it); it calls no observer (no key-value observing there).
+    /// Apple's `Progress` is thread-safe and calls key-value observers, which must not run under a
+    /// lock: there the change runs as it is.
+    func changing<Result>(_ change: () -> Result) -> Result {
         #if canImport(Darwin)
             change()
         #else
-            treeLock.withLock { _ in change() }
+            tree.lock.withLock { _ in change() }
         #endif
     }
-
-    #if !canImport(Darwin)
-        // Its state has a size: the thread sanitizer takes an empty one's access for one at the
-        // mutex's own address, and reports a race between lock calls.
-        private static let treeLock = LockedBox.make(false)
-    #endif
 
     /// Forgets the cancellation handler once the run has ended, releasing what it retained.
     func detach() {
@@ -129,4 +130,11 @@ struct ProgressRequests {
         isApplying = true
         return true
     }
+}
+
+/// The lock of one progress tree (see `ProgressReporter.changing`).
+final class ProgressTreeLock: Sendable {
+    // Its state has a size: the thread sanitizer takes an empty one's access for one at the mutex's
+    // own address, and reports a race between lock calls.
+    let lock = LockedBox.make(false)
 }

@@ -9,8 +9,8 @@ import JobKit
 /// What a download's bytes come through.
 ///
 /// **Threading.** A download's body is written on the transport's own thread, one callback at a
-/// time, never on a SwiftNIO event loop: SwiftNIO's blocking-I/O thread pool
-/// (`NIOThreadPool.singleton`) for `asyncHTTPClient`, the client's serial delegate queue for
+/// time, never on a SwiftNIO event loop: a blocking-I/O thread pool of JobKit's own (a SwiftNIO
+/// `NIOThreadPool` of at least four threads) for `asyncHTTPClient`, the client's serial delegate queue for
 /// `urlSession`. The download's run completes on the queue it was performed on.
 ///
 /// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them and are

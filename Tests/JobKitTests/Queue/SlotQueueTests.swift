@@ -29,13 +29,14 @@ import Testing
         var queue = SlotQueue<Int>()
         queue.append(-1, ticket: 0)  // the head that never leaves
         var ticket: UInt64 = 0
+        var worst = 0  // the most slots beyond the bound, at any step
         for round in 0..<1_000_000 {
             ticket += 1
             queue.append(round % 7, ticket: ticket)
             if round % 2 == 0 { queue.remove(round % 7) }
-            #expect(queue.slotCount <= 2 * queue.count + 65)
-            if queue.slotCount > 2 * queue.count + 65 { break }
+            worst = max(worst, queue.slotCount - (2 * queue.count + 64))
         }
+        #expect(worst <= 0)
         #expect(queue.first()?.key == -1)
         #expect(queue.keys.first == -1 && Set(queue.keys.dropFirst()).count == queue.count - 1)
     }

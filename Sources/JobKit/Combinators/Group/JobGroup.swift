@@ -129,17 +129,18 @@ final class JobGroup<Element: Sendable>: ProgressComposite, @unchecked Sendable 
         let count = members.value.count
         // Foundation on Linux traps on a `totalUnitCount` of 0: an empty group keeps its own units.
         guard count > 0 else { return }
-        ProgressReporter.changing { parent.progress.totalUnitCount = Int64(count) }
+        parent.changing { parent.progress.totalUnitCount = Int64(count) }
         let children = (0..<count).map { index in
             // A cancel of the group's progress reaches every child too, each handler on a thread of
             // its own (Foundation calls them asynchronously): the group's own cancel stops the
             // members, in order, before the group completes; a child's handler stops its member
             // only when that child alone was cancelled.
-            let child = ProgressReporter(units: ProgressReporter.leafUnits) { [weak self, weak parent] in
+            let child = ProgressReporter(units: ProgressReporter.leafUnits, tree: parent.tree) {
+                [weak self, weak parent] in
                 guard parent?.progress.isCancelled != true else { return }
                 self?.state.withLock { $0.member(at: index) }?.cancel()
             }
-            ProgressReporter.changing { parent.progress.addChild(child.progress, withPendingUnitCount: 1) }
+            parent.changing { parent.progress.addChild(child.progress, withPendingUnitCount: 1) }
             return child
         }
         for (child, run) in state.withLock({ $0.install(children) }) {

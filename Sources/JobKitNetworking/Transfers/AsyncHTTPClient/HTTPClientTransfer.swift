@@ -14,7 +14,7 @@ import NIOPosix
 /// `TransportError` when the transfer failed.
 ///
 /// No handler callback runs on an event loop: they write, truncate and sync files. They run on
-/// SwiftNIO's blocking-I/O thread pool (`NIOThreadPool.singleton`), in order, one batch at a time
+/// a blocking-I/O thread pool of its own (`fileIO`, a SwiftNIO `NIOThreadPool`), in order, one batch at a time
 /// (`FileWorkBacklog`). A body part is taken at once while less than `backlogLimit` bytes of the
 /// body wait to be written; beyond that, AsyncHTTPClient reads the next part only once the backlog
 /// fell below it again: memory stays bounded however slow the disk. Every part that arrived before
@@ -45,8 +45,15 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         case end((any Error)?)
     }
 
-    /// Where the handler's callbacks run: never an event loop.
-    static let fileIO = NIOThreadPool.singleton
+    /// Where the handler's callbacks run: never an event loop. A pool of JobKit's own, of at least
+    /// four threads, for the life of the process: a slow write or sync of one download, or another
+    /// library's work on SwiftNIO's shared pool (two threads on a two-core machine), does not hold up
+    /// the bodies of the others.
+    static let fileIO: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(4, System.coreCount))
+        pool.start()
+        return pool
+    }()
     /// The most body bytes of one download that wait to be written before AsyncHTTPClient is
     /// asked to wait: 1 MiB.
     static let backlogLimit = 1 << 20

@@ -222,25 +222,34 @@ import Testing
         #expect(gate.current == 150)
     }
 
+    /// Runs a group of `members` (each registering a cancel handler), cancels it once every member
+    /// has started, and returns how many cancel handlers had run when the group's handler ran. It
+    /// waits without blocking a thread: a test that blocks the cooperative pool stalls every other.
+    private func cancelHandlersSeenByTheGroupsHandler(members: Int, nested: Bool) async -> Int {
+        let cancelled = Locked(0)
+        let started = Locked(0)
+        let jobs = (0..<members).map { _ in
+            Job<Void> { controller in
+                controller.onCancel { cancelled.withLock { $0 += 1 } }
+                started.withLock { $0 += 1 }
+            }
+        }
+        let group = nested ? Job.group([Job.group(jobs)]) : Job.group(jobs)
+        let handle = Locked<JobHandle?>(nil)
+        async let seen = withCheckedContinuation { continuation in
+            let run = group.perform(resultQueue: resultQueue) { _ in continuation.resume(returning: cancelled.current) }
+            handle.withLock { $0 = run }
+        }
+        await eventually("every member started") { started.current == members && handle.current != nil }
+        handle.current?.cancel()
+        return await seen
+    }
+
     @Test func aCancelledGroupCompletesOnlyAfterEveryMembersCancelHandlerRan() async {
         // The members' cancels cascade through the trampoline; the group's completion used to be
         // handed to its result queue before they ran, and a handler there could see none of them.
         for _ in 0..<200 {
-            let cancelled = Locked(0)
-            let started = DispatchSemaphore(value: 0)
-            let jobs = (0..<3).map { _ in
-                Job<Void> { controller in
-                    controller.onCancel { cancelled.withLock { $0 += 1 } }
-                    started.signal()
-                }
-            }
-            let seen = await withCheckedContinuation { continuation in
-                let handle = Job.group(jobs).perform(resultQueue: resultQueue) { _ in
-                    continuation.resume(returning: cancelled.current)
-                }
-                for _ in 0..<3 { started.wait() }
-                handle.cancel()
-            }
+            let seen = await cancelHandlersSeenByTheGroupsHandler(members: 3, nested: false)
             #expect(seen == 3)
             if seen != 3 { break }
         }
@@ -249,25 +258,10 @@ import Testing
     @Test func aCancelledNestedGroupCompletesOnlyAfterEveryGrandMembersCancelHandlerRan() async {
         // Found by review: the first fix queued a run's completion one level behind its handlers;
         // with a group in a group the outer completion came before the grand-members' handlers.
-        let inner = 500
         for _ in 0..<50 {
-            let cancelled = Locked(0)
-            let started = DispatchSemaphore(value: 0)
-            let jobs = (0..<inner).map { _ in
-                Job<Void> { controller in
-                    controller.onCancel { cancelled.withLock { $0 += 1 } }
-                    started.signal()
-                }
-            }
-            let seen = await withCheckedContinuation { continuation in
-                let handle = Job.group([Job.group(jobs)]).perform(resultQueue: resultQueue) { _ in
-                    continuation.resume(returning: cancelled.current)
-                }
-                for _ in 0..<inner { started.wait() }
-                handle.cancel()
-            }
-            #expect(seen == inner)
-            if seen != inner { break }
+            let seen = await cancelHandlersSeenByTheGroupsHandler(members: 500, nested: true)
+            #expect(seen == 500)
+            if seen != 500 { break }
         }
     }
 }
