@@ -1,20 +1,8 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitServer
-
-/// A seeded generator, so that a failing run can be repeated exactly.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
 
 /// Thousands of malformed requests over raw sockets: the server answers or closes each, and lives on.
 @Suite struct MalformedRequestFuzzTests {
@@ -76,7 +64,7 @@ private struct SplitMix64: RandomNumberGenerator {
             let port = server.port
             let memoryBefore = residentMemory()
             let silent = try await blocking {
-                var random = SplitMix64(state: 0x10)
+                var random = SplitMix64(seed: 0x10)
                 var silent = 0
                 for index in 0..<Self.requestCount {
                     let socket = try RawSocket(port: port, timeout: 30)

@@ -57,7 +57,7 @@ import Testing
         let pathHash = request.path.utf8.reduce(0xCBF2_9CE4_8422_2325 as UInt64) {
             ($0 ^ UInt64($1)) &* 0x100_0000_01B3
         }
-        var random = SplitMix(seed: seed ^ pathHash)
+        var random = SplitMix64(seed: seed ^ pathHash)
         let size = Int(random.next() % 2_000)
         let body = pattern(size, seed: Int(random.next() % 255))
         let numbers = [
@@ -88,20 +88,5 @@ import Testing
             return .raw(Data(head.utf8) + body)
         default: return .respond(status, headers: headers, body: body)
         }
-    }
-}
-
-/// SplitMix64: a small, fast, seedable generator (the same sequence for the same seed).
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

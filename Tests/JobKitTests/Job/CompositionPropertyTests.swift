@@ -6,21 +6,6 @@ import Testing
 
 @testable import JobKit
 
-/// A small, fast, seedable generator (SplitMix64), so that a failing case can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random compositions of every combinator, run on virtual time, checked against the invariants
 /// that hold for any of them.
 @Suite struct CompositionPropertyTests {
@@ -35,7 +20,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     /// A leaf: finishes or fails at once or at a virtual time, reports progress on the way, or hangs
     /// until cancelled. A leaf that starts after the whole composition ended is a violation.
-    func leaf(_ random: inout SeededGenerator, in testCase: Case, _ shape: inout String) -> Job<Int> {
+    func leaf(_ random: inout SplitMix64, in testCase: Case, _ shape: inout String) -> Job<Int> {
         let value = Int.random(in: 0..<100, using: &random)
         let fails = Bool.random(using: &random) && Bool.random(using: &random)
         let delay = [nil, Duration.seconds(1), .seconds(2), .seconds(5)].randomElement(using: &random)!
@@ -58,8 +43,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// A random composition at most `depth` deep; `shape` receives its description.
-    func composition(depth: Int, _ random: inout SeededGenerator, in testCase: Case, _ shape: inout String) -> Job<Int>
-    {
+    func composition(depth: Int, _ random: inout SplitMix64, in testCase: Case, _ shape: inout String) -> Job<Int> {
         guard depth > 0, Int.random(in: 0..<4, using: &random) != 0 else { return leaf(&random, in: testCase, &shape) }
         func child() -> Job<Int> {
             defer { shape += ")" }
@@ -113,7 +97,7 @@ struct SeededGenerator: RandomNumberGenerator {
     /// Runs one case to its end; returns the violations found. Bodies, timers and cancellation all
     /// run on one serial queue, so a case is deterministic: its seed replays it exactly.
     func check(seed: UInt64, queue: DispatchQueue) -> [String] {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let testCase = Case()
         var shape = ""
         func members() -> [Job<Int>] {
@@ -142,7 +126,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     func check<Value: Sendable>(
-        _ job: Job<Value>, seed: UInt64, _ random: inout SeededGenerator, _ testCase: Case, _ shape: inout String,
+        _ job: Job<Value>, seed: UInt64, _ random: inout SplitMix64, _ testCase: Case, _ shape: inout String,
         _ queue: DispatchQueue
     ) -> [String] {
         let cancelAt: Duration? = Bool.random(using: &random) ? .seconds(Int64.random(in: 0...6, using: &random)) : nil
