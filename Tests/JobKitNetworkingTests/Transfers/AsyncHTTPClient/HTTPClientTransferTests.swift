@@ -169,10 +169,14 @@ import Testing
             from: server.url("file"), to: destination, transport: TransportKind.asyncHTTPClient.transport,
             blindResume: false, durability: .process, hooks: hooks)
 
-        let run = Task { try await job.value }
+        // Started and cancelled through GCD, not a task: the run does not wait for a thread of the
+        // cooperative pool, which other tests may hold in a full run.
+        let ended = LockedBox<Result<URL, any Error>?>.make(nil)
+        let handle = job.perform(on: .global(), resultQueue: .global()) { result in ended.withLock { $0 = result } }
         await eventually("a chunk is being written") { writing.withLock { $0 } }
-        run.cancel()
-        let result = await run.result
+        handle.cancel()
+        await eventually("the run ended") { ended.withLock { $0 != nil } }
+        let result = ended.withLock { $0! }
         release.signal()
 
         #expect(result.failureError as? JobError == .cancelled)
