@@ -161,7 +161,7 @@ import Testing
                 // The first chunk's write is held (a slow disk) until the run was cancelled.
                 if !writing.withLock({ $0 }) {
                     writing.withLock { $0 = true }
-                    _ = release.wait(timeout: .now() + 10)
+                    _ = release.wait(timeout: .now() + 60)  // released by the test once cancelled
                 }
             },
             beforeFinalize: { _, _ in })
