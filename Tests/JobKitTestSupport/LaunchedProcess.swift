@@ -38,11 +38,11 @@ package final class LaunchedProcess: @unchecked Sendable {
 
     /// Polls until `condition` holds or the process ended or `seconds` passed; returns whether it holds.
     /// (Waiting for the child to reach a point, not for an outcome: the outcome is checked afterwards.)
-    package func waitUntil(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    package func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             guard process.isRunning, Date() < deadline else { return condition() }
-            usleep(5_000)
+            try? await Task.sleep(for: .milliseconds(5))
         }
         return true
     }
@@ -52,10 +52,13 @@ package final class LaunchedProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
-    /// Waits for the end; returns the exit status (or the signal's number when it was killed).
-    package func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// Waits for the end, on a thread of GCD's (see `offThePool`); returns the exit status (or the
+    /// signal's number when it was killed).
+    package func wait() async -> Int32 {
+        await offThePool {
+            self.process.waitUntilExit()
+            return self.process.terminationStatus
+        }
     }
 
     /// Standard output, then standard error.

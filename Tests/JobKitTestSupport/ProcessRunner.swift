@@ -20,9 +20,14 @@ package var productsFolder: URL {
 
 /// Runs an executable built beside the test bundle (`jobkit`, `JobKitProbe`, `DownloadManagerProbe`)
 /// to its end and collects its output; `environment` is set on top of this process's environment.
-package func runProduct(_ name: String, arguments: [String], environment: [String: String] = [:]) throws
+/// It waits on a thread of GCD's (see `offThePool`).
+package func runProduct(_ name: String, arguments: [String], environment: [String: String] = [:]) async throws
     -> ProcessOutput
 {
+    try await offThePool { Result { try runToEnd(name, arguments: arguments, environment: environment) } }.get()
+}
+
+private func runToEnd(_ name: String, arguments: [String], environment: [String: String]) throws -> ProcessOutput {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }

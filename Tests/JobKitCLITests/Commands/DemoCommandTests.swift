@@ -6,8 +6,8 @@ import Testing
 @Suite struct DemoCommandTests {
     private let fast = ["--chunk-milliseconds", "2", "--jobs", "6", "--max-concurrent", "2"]
 
-    @Test func runsEveryScenarioOverHTTPWithItsExpectedOutcome() throws {
-        let output = try runProduct("jobkit", arguments: ["demo"] + fast)
+    @Test func runsEveryScenarioOverHTTPWithItsExpectedOutcome() async throws {
+        let output = try await runProduct("jobkit", arguments: ["demo"] + fast)
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("(in process)"))
         #expect(output.stdout.contains("publish: the server has the post"))
@@ -28,20 +28,20 @@ import Testing
         #expect(all == 1)
     }
 
-    @Test func aFailedUploadMeansThePostIsNotPublished() throws {
-        let output = try runProduct("jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0"])
+    @Test func aFailedUploadMeansThePostIsNotPublished() async throws {
+        let output = try await runProduct("jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0"])
         #expect(output.status == 0, "the expected outcome is an unpublished post")
         #expect(output.stdout.contains("the post was NOT published"))
         #expect(output.stdout.contains("the server does not have the post"))
     }
 
-    @Test func writesATraceAndATimeline() throws {
+    @Test func writesATraceAndATimeline() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let trace = directory.appendingPathComponent("run.json")
         let timeline = directory.appendingPathComponent("run.svg")
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit",
             arguments: ["demo", "--photos", "1", "--videos", "1", "--trace", trace.path, "--timeline", timeline.path]
                 + fast)
@@ -52,8 +52,8 @@ import Testing
         #expect(svg.contains("<svg") && svg.contains("2 slots"), "at most two downloads, then two uploads, at once")
     }
 
-    @Test func rejectsBadInputWithAClearMessage() throws {
-        let output = try runProduct("jobkit", arguments: ["demo", "--max-concurrent", "0"])
+    @Test func rejectsBadInputWithAClearMessage() async throws {
+        let output = try await runProduct("jobkit", arguments: ["demo", "--max-concurrent", "0"])
         #expect(output.status != 0)
         #expect(output.stderr.contains("--max-concurrent must be at least 1"))
     }

@@ -12,14 +12,14 @@ import Testing
         return (server, base)
     }
 
-    @Test func twoHundredSmallAndFourLargeFilesArriveByteExact() throws {
+    @Test func twoHundredSmallAndFourLargeFilesArriveByteExact() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 200) { 1 + $0 * 397 % 50_000 }
         let large = try fixture.make("large", count: 4) { 16 << 20 | $0 }
         let (server, base) = try serve(fixture)
         let list = try fixture.inputFile(small + large, base: base)
-        let output = try runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
+        let output = try await runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
         #expect(output.status == 0, "\(output.stderr)")
         #expect((small + large).allSatisfy(fixture.arrived))
         #expect(output.stdout.hasPrefix("started ") && !output.stdout.contains("\u{1B}"), "plain lines into a file")
@@ -29,22 +29,22 @@ import Testing
         _ = server
     }
 
-    @Test func withFsyncFilesArriveAndTheHelpSaysWhatItGuarantees() throws {
+    @Test func withFsyncFilesArriveAndTheHelpSaysWhatItGuarantees() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 5) { 10_000 + $0 }
         let (server, base) = try serve(fixture)
         let list = try fixture.inputFile(files, base: base)
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit", arguments: ["download", "--fsync", "-i", list.path, "-o", fixture.output.path])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(files.allSatisfy(fixture.arrived))
-        let help = try runProduct("jobkit", arguments: ["download", "--help"])
+        let help = try await runProduct("jobkit", arguments: ["download", "--help"])
         #expect(help.stdout.contains("--fsync") && help.stdout.contains("power loss"), "\(help.stdout)")
         _ = server
     }
 
-    @Test func killedMidRunThenRunAgainFetchesNoCompletedFileAgainAndResumesPartialOnesWithRanges() throws {
+    @Test func killedMidRunThenRunAgainFetchesNoCompletedFileAgainAndResumesPartialOnesWithRanges() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 20) { 1000 + $0 }
@@ -54,15 +54,15 @@ import Testing
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "3"]
         let first = try LaunchedProcess(arguments)
         // Kill as soon as a large file is partly there (polling the folder: the point to kill at, not an outcome).
-        let partial = first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
+        let partial = await first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
         first.send(SIGKILL)
-        #expect(first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL)
         try #require(partial, "the run ended before a large file was partly downloaded: \(first.stdout.suffix(300))")
         let completedBefore = (small + large).filter(fixture.arrived)
         let partialBefore = large.filter { fixture.partSize($0) > 0 }
         let requestsBefore = fixture.requests().count
 
-        let second = try runProduct("jobkit", arguments: arguments)
+        let second = try await runProduct("jobkit", arguments: arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect((small + large).allSatisfy(fixture.arrived), "every file byte-exact")
         let after = fixture.requests(from: requestsBefore)
@@ -78,7 +78,7 @@ import Testing
         _ = server
     }
 
-    @Test func aChecksumMismatchExits1AndLeavesNoBadFile() throws {
+    @Test func aChecksumMismatchExits1AndLeavesNoBadFile() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 2) { 10_000 + $0 }
@@ -87,7 +87,7 @@ import Testing
         let list = try fixture.inputFile(names, base: base) { name in
             name == names[0] ? ["checksum=sha-256=\(wrong)", "out=bad.bin"] : []
         }
-        let output = try runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
+        let output = try await runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
         #expect(output.status == 1)
         #expect(output.stderr.contains("error: bad.bin (") && output.stderr.contains("checksum"), "\(output.stderr)")
         #expect(output.stderr.hasSuffix("error: 1 of 2 downloads failed\n"))
@@ -97,7 +97,7 @@ import Testing
         _ = server
     }
 
-    @Test func aDirectoryInTheWayIsNeverDeleted() throws {
+    @Test func aDirectoryInTheWayIsNeverDeleted() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 3) { 5_000 + $0 }
@@ -105,7 +105,7 @@ import Testing
         let inTheWay = fixture.output.appendingPathComponent(names[1])
         try FileManager.default.createDirectory(at: inTheWay, withIntermediateDirectories: true)
         try Data("keep me".utf8).write(to: inTheWay.appendingPathComponent("inside.txt"))
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit",
             arguments: ["download", "-o", fixture.output.path]
                 + names.map { base.appendingPathComponent($0).absoluteString })
@@ -118,7 +118,7 @@ import Testing
         _ = server
     }
 
-    @Test func ctrlCStopsWithExitCode130AndARerunCompletes() throws {
+    @Test func ctrlCStopsWithExitCode130AndARerunCompletes() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 30) { 20_000 + $0 }
@@ -126,42 +126,42 @@ import Testing
         let list = try fixture.inputFile(names, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "1", "--json"]
         let first = try LaunchedProcess(arguments)
-        #expect(first.waitUntil { first.stdout.contains(#""event":"completed""#) }, "\(first.stderr)")
+        #expect(await first.waitUntil { first.stdout.contains(#""event":"completed""#) }, "\(first.stderr)")
         first.send(SIGINT)
-        #expect(first.wait() == 130)
+        #expect(await first.wait() == 130)
         #expect(first.stderr.contains("interrupted: "), "\(first.stderr)")
         #expect(first.stdout.split(separator: "\n").last?.contains(#""interrupted":true"#) == true)
-        let second = try runProduct("jobkit", arguments: arguments)
+        let second = try await runProduct("jobkit", arguments: arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(names.allSatisfy(fixture.arrived))
         _ = server
     }
 
-    @Test func aFolderInUseOrUnusableIsOneErrorLineAndExitCode1() throws {
+    @Test func aFolderInUseOrUnusableIsOneErrorLineAndExitCode1() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 20) { 1000 + $0 }
         let (server, base) = try serve(fixture, ["--latency", "200"])
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try LaunchedProcess(["download", "-o", fixture.output.path, "-j", "1"] + urls)
-        #expect(first.waitUntil { first.stdout.contains("started") }, "\(first.stderr)")
-        let second = try runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + urls)
+        #expect(await first.waitUntil { first.stdout.contains("started") }, "\(first.stderr)")
+        let second = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + urls)
         #expect(second.status == 1)
         #expect(second.stderr.hasPrefix("error: ") && second.stderr.contains("in use"), "\(second.stderr)")
         #expect(second.stderr.split(separator: "\n").count == 1)
         first.send(SIGINT)
-        #expect(first.wait() == 130)
+        #expect(await first.wait() == 130)
 
         let file = fixture.folder.appendingPathComponent("a-file")
         try Data("x".utf8).write(to: file)
-        let unusable = try runProduct("jobkit", arguments: ["download", "-o", file.path, urls[0]])
+        let unusable = try await runProduct("jobkit", arguments: ["download", "-o", file.path, urls[0]])
         #expect(unusable.status == 1)
         #expect(unusable.stderr.hasPrefix("error: ") && unusable.stderr.contains(file.path), "\(unusable.stderr)")
         #expect(try Data(contentsOf: file) == Data("x".utf8), "the file in the way is left as it is")
         _ = server
     }
 
-    @Test func usageErrorsExit64AndNameTheLine() throws {
+    @Test func usageErrorsExit64AndNameTheLine() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let list = fixture.folder.appendingPathComponent("list.txt")
@@ -178,7 +178,7 @@ import Testing
             (["--retry=-1", "https://e.com/a"], "--retry must be 0...100"),
         ]
         for (arguments, message) in cases {
-            let output = try runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + arguments)
+            let output = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + arguments)
             #expect(output.status == 64, "\(arguments): \(output.stderr)")
             #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
         }

@@ -14,15 +14,15 @@ import Testing
 /// `jobkit download`, run as a user runs it, in folders and against servers that cannot be trusted.
 @Suite(.timeLimit(.minutes(3))) struct DownloadCommandTrustTests {
     /// Runs `jobkit download ARGUMENTS` to its end: the exit status and what it printed.
-    private func download(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    private func download(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = try LaunchedProcess(["download"] + arguments)
-        let status = process.wait()
+        let status = await process.wait()
         return (status, process.output)
     }
 
     private func journal(in folder: URL) -> URL { folder.appendingPathComponent(".jobkit-downloads.journal") }
 
-    @Test func aPlantedJournalWritesNothingOutsideTheFolder() throws {
+    @Test func aPlantedJournalWritesNothingOutsideTheFolder() async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(2000)) }
         defer { server.stop() }
         let root = try scratchFolder()
@@ -39,7 +39,7 @@ import Testing
         ]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
 
-        let (status, output) = try download(["-o", folder.path, url])
+        let (status, output) = try await download(["-o", folder.path, url])
 
         #expect(status == 0, "\(output)")
         #expect(try Data(contentsOf: escaped) == Data("keep me".utf8))
@@ -47,7 +47,7 @@ import Testing
         #expect(output.contains("warning: ") && output.contains("line 2: item 1 was dropped"), "\(output)")
     }
 
-    @Test func absurdLengthsFailTheirItemsWithoutACrash() throws {
+    @Test func absurdLengthsFailTheirItemsWithoutACrash() async throws {
         let server = try ScriptedServer { request, _ in
             request.path == "/fine.bin"
                 ? .respond(200, body: pattern(100))
@@ -56,7 +56,7 @@ import Testing
         defer { server.stop() }
         let folder = try scratchFolder()
 
-        let (status, output) = try download(
+        let (status, output) = try await download(
             [
                 "-o", folder.path, server.url("a.iso").absoluteString, server.url("b.iso").absoluteString,
                 server.url("fine.bin").absoluteString,
@@ -82,12 +82,12 @@ import Testing
         try Data("mine\n".utf8).write(to: folder.appendingPathComponent("holiday.mov"))
         gate.open()
 
-        #expect(process.wait() == 1, "\(process.output)")
+        #expect(await process.wait() == 1, "\(process.output)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("holiday.mov")) == Data("mine\n".utf8))
         #expect(process.output.contains("appeared while the download ran); it is left as it is"), "\(process.output)")
     }
 
-    @Test func aSecondRunAskingAnotherURLUnderTheSameNameFailsOnlyThatItemUnlessAllowedToOverwrite() throws {
+    @Test func aSecondRunAskingAnotherURLUnderTheSameNameFailsOnlyThatItemUnlessAllowedToOverwrite() async throws {
         let server = try ScriptedServer { request, _ in
             switch request.path {
             case "/v1/app.tgz": .respond(200, body: pattern(1000, seed: 1))
@@ -97,10 +97,10 @@ import Testing
         }
         defer { server.stop() }
         let folder = try scratchFolder()
-        let first = try download(["-o", folder.path, server.url("v1/app.tgz").absoluteString])
+        let first = try await download(["-o", folder.path, server.url("v1/app.tgz").absoluteString])
         #expect(first.status == 0, "\(first.output)")
 
-        let second = try download(
+        let second = try await download(
             ["-o", folder.path, server.url("v2/app.tgz").absoluteString, server.url("other.bin").absoluteString])
 
         #expect(second.status == 1, "\(second.output)")
@@ -109,14 +109,14 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("other.bin")) == pattern(300, seed: 3))
         #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1000, seed: 1))
 
-        let third = try download(
+        let third = try await download(
             ["-o", folder.path, "--allow-overwrite", server.url("v2/app.tgz").absoluteString])
 
         #expect(third.status == 0, "\(third.output)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1200, seed: 2))
     }
 
-    @Test func anEarlierRunsLeftoversNeitherRunNorHoldTheCommandUp() throws {
+    @Test func anEarlierRunsLeftoversNeitherRunNorHoldTheCommandUp() async throws {
         let server = try ScriptedServer { request, _ in
             request.path == "/slow.bin" ? .waiting(for: Gate(), then: .respond(200)) : .respond(200, body: pattern(50))
         }
@@ -129,7 +129,7 @@ import Testing
         ]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
 
-        let (status, output) = try download(["-o", folder.path, server.url("fast.bin").absoluteString])
+        let (status, output) = try await download(["-o", folder.path, server.url("fast.bin").absoluteString])
 
         #expect(status == 0, "\(output)")
         #expect(server.requests.map(\.path) == ["/fast.bin"], "the leftover never ran")
@@ -137,7 +137,7 @@ import Testing
         #expect(text.contains("slow.bin") && !text.contains("suspended"), "kept, untouched: \(text)")
     }
 
-    @Test func anItemTheJournalHoldsSuspendedRunsWhenTheCommandNamesIt() throws {
+    @Test func anItemTheJournalHoldsSuspendedRunsWhenTheCommandNamesIt() async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(80)) }
         defer { server.stop() }
         let folder = try scratchFolder()
@@ -149,41 +149,41 @@ import Testing
         ]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: journal(in: folder))
 
-        let (status, output) = try download(["-o", folder.path, url])
+        let (status, output) = try await download(["-o", folder.path, url])
 
         #expect(status == 0, "\(output)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("h.bin")) == pattern(80))
     }
 
-    @Test func aURLNameTooLongIsShortenedKeepingItsExtension() throws {
+    @Test func aURLNameTooLongIsShortenedKeepingItsExtension() async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(64)) }
         defer { server.stop() }
         let folder = try scratchFolder()
         let long = String(repeating: "a", count: 300) + ".tar.gz"
 
-        let (status, output) = try download(["-o", folder.path, server.url(long).absoluteString])
+        let (status, output) = try await download(["-o", folder.path, server.url(long).absoluteString])
 
         #expect(status == 0, "\(output)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
         #expect(names.count == 1 && names[0].utf8.count == 255 && names[0].hasSuffix(".tar.gz"), "\(names)")
     }
 
-    @Test func aBadOutNameIsAUsageErrorNamingItsLine() throws {
+    @Test func aBadOutNameIsAUsageErrorNamingItsLine() async throws {
         let folder = try scratchFolder()
         let list = folder.appendingPathComponent("list.txt")
         try Data("http://127.0.0.1:9/a\n  out=../../.bashrc\n".utf8).write(to: list)
-        let (status, output) = try download(["-o", folder.path, "-i", list.path])
+        let (status, output) = try await download(["-o", folder.path, "-i", list.path])
         #expect(status == 64, "\(output)")
         #expect(output.contains("list.txt:2"), "\(output)")
     }
 
-    @Test func theJournalIsPrivateAndPrintedURLsHideTheirPassword() throws {
+    @Test func theJournalIsPrivateAndPrintedURLsHideTheirPassword() async throws {
         let server = try ScriptedServer { _, _ in .respond(404) }
         defer { server.stop() }
         let folder = try scratchFolder()
         let url = "http://user:hunter2@127.0.0.1:\(server.port)/missing.bin"
 
-        let (status, output) = try download(["-o", folder.path, url])
+        let (status, output) = try await download(["-o", folder.path, url])
 
         #expect(status == 1)
         #expect(!output.contains("hunter2") && output.contains("missing.bin"), "\(output)")

@@ -14,7 +14,7 @@ struct DownloadNginxTests {
             limitRate: limitRate)
     }
 
-    @Test func twoHundredSmallAndFourLargeFilesArriveByteExact() throws {
+    @Test func twoHundredSmallAndFourLargeFilesArriveByteExact() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names =
@@ -24,14 +24,14 @@ struct DownloadNginxTests {
             }
         let nginx = try start(fixture)
         let list = try fixture.inputFile(names, base: nginx.baseURL)
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path, "--quiet"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.isEmpty, "--quiet")
         #expect(names.allSatisfy(fixture.arrived))
     }
 
-    @Test func killedMidRunThenRunAgainResumesWithRangesNginxValidates() throws {
+    @Test func killedMidRunThenRunAgainResumesWithRangesNginxValidates() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 10) { 3000 + $0 }
@@ -40,15 +40,15 @@ struct DownloadNginxTests {
         let list = try fixture.inputFile(small + large, base: nginx.baseURL)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "4"]
         let first = try LaunchedProcess(arguments)
-        let partial = first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
+        let partial = await first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
         first.send(SIGKILL)
-        #expect(first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL)
         try #require(partial, "the run ended before a large file was partly downloaded")
         let completedBefore = (small + large).filter(fixture.arrived)
         let partialBefore = large.filter { fixture.partSize($0) > 0 }
         let requestsBefore = fixture.requests().count
 
-        let second = try runProduct("jobkit", arguments: arguments)
+        let second = try await runProduct("jobkit", arguments: arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect((small + large).allSatisfy(fixture.arrived))
         let after = fixture.requests(from: requestsBefore)

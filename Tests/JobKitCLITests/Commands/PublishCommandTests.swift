@@ -40,7 +40,7 @@ import Testing
         let server = try ServeProcess(root: folder.appendingPathComponent("root"))
         let base = try #require(server.baseURL)
         let media = try files([300_000, 5_000, 1, 0], in: folder)
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit",
             arguments: ["publish", "--server", base.absoluteString, "--text", "hello", "-j", "2"]
                 + media.map(\.path))
@@ -67,7 +67,7 @@ import Testing
             root: folder.appendingPathComponent("root"), arguments: ["--max-upload-bytes", "100000"])
         let base = try #require(server.baseURL)
         let media = try files([1_000, 200_000, 2_000], in: folder)
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit",
             arguments: ["publish", "--server", base.absoluteString, "--text", "no", "--json"] + media.map(\.path))
         #expect(output.status == 1)
@@ -85,7 +85,7 @@ import Testing
             root: folder.appendingPathComponent("root"), arguments: ["--failure-rate", "0.3"])
         let base = try #require(server.baseURL)
         let media = try files([10_000, 20_000, 30_000, 40_000, 50_000], in: folder)
-        let output = try runProduct(
+        let output = try await runProduct(
             "jobkit",
             arguments: ["publish", "--server", base.absoluteString, "--text", "retried", "--retry", "20"]
                 + media.map(\.path))
@@ -163,14 +163,14 @@ import Testing
         let media = try files([1_000, 2_000, 3_000], in: folder)
         let publish = try LaunchedProcess(
             ["publish", "--server", base.absoluteString, "--text", "stopped", "-j", "1"] + media.map(\.path))
-        #expect(publish.waitUntil { publish.stdout.contains("started") }, "\(publish.stderr)")
+        #expect(await publish.waitUntil { publish.stdout.contains("started") }, "\(publish.stderr)")
         publish.send(SIGINT)
-        #expect(publish.wait() == 130)
+        #expect(await publish.wait() == 130)
         #expect(publish.stderr.contains("interrupted: the post was not created"), "\(publish.stderr)")
         #expect(try await posts(on: base).isEmpty)
     }
 
-    @Test func usageErrorsExit64() throws {
+    @Test func usageErrorsExit64() async throws {
         let folder = try scratch()
         let file = try files([10], in: folder)[0].path
         for arguments in [
@@ -181,7 +181,7 @@ import Testing
             ["--server", "http://127.0.0.1:1/", "--text", "x", "-j", "0", file],
             ["--server", "http://127.0.0.1:1/", "--text", "x", "--json", "--quiet", file],
         ] {
-            let output = try runProduct("jobkit", arguments: ["publish"] + arguments)
+            let output = try await runProduct("jobkit", arguments: ["publish"] + arguments)
             #expect(output.status == 64, "\(arguments): \(output.stderr)")
             #expect(output.stderr.contains("rror: "), "\(arguments)")
         }

@@ -78,44 +78,44 @@ final class ServeProcess {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
-    @Test func rejectsBadLatencyAndRates() throws {
+    @Test func rejectsBadLatencyAndRates() async throws {
         for arguments in [
             ["--latency", "5-1"], ["--failure-rate", "2"], ["--port", "70000"], ["--failure-status", "200"],
             ["--latency=-5"], ["--latency", "99999999"],
         ] {
-            let output = try runProduct("jobkit", arguments: ["serve"] + arguments)
+            let output = try await runProduct("jobkit", arguments: ["serve"] + arguments)
             #expect(output.status == 64, "a usage error")
             #expect(output.stderr.contains("must"), "\(arguments): \(output.stderr)")
         }
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aPortInUseIsOneErrorLineAndExitCode1AtOnce() throws {
+    func aPortInUseIsOneErrorLineAndExitCode1AtOnce() async throws {
         let running = try ServeProcess(root: newRoot())
         let port = try #require(running.baseURL?.port)
-        let output = try runProduct("jobkit", arguments: ["serve", "--port", "\(port)", "--root", newRoot().path])
+        let output = try await runProduct("jobkit", arguments: ["serve", "--port", "\(port)", "--root", newRoot().path])
         #expect(output.status == 1)
         #expect(output.stderr == "error: cannot listen on 127.0.0.1:\(port): address already in use\n")
         #expect(!output.stdout.contains("serving"))
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aRootThatCannotBeUsedIsOneErrorLine() throws {
+    func aRootThatCannotBeUsedIsOneErrorLine() async throws {
         let file = newRoot()
         try Data("x".utf8).write(to: file)
-        let output = try runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", file.path])
+        let output = try await runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", file.path])
         #expect(output.status == 1)
         #expect(output.stderr.hasPrefix("error: cannot use \(file.path) as the server's root: "))
         #expect(output.stderr.split(separator: "\n").count == 1, "\(output.stderr)")
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aCorruptPostsLogIsOneErrorLineNamingFileAndLine() throws {
+    func aCorruptPostsLogIsOneErrorLineNamingFileAndLine() async throws {
         let root = newRoot()
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let log = root.appendingPathComponent("posts.jsonl")
         try Data("garbage\n".utf8).write(to: log)
-        let output = try runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", root.path])
+        let output = try await runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", root.path])
         #expect(output.status == 1)
         #expect(output.stderr == "error: cannot read \(log.path): line 1 is not a post\n")
     }

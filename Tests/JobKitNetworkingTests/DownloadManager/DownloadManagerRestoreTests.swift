@@ -211,7 +211,7 @@ struct RestoreServer {
 
         child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
-        #expect(child.wait() == SIGKILL)
+        #expect(await child.wait() == SIGKILL)
         let journal = try String(
             contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
         #expect(journal.components(separatedBy: "\"op\":\"done\"").count - 1 == 3, "\(journal)")
@@ -245,7 +245,7 @@ struct RestoreServer {
             let child = try LaunchedProcess(arguments, product: "DownloadManagerProbe")
             try await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
             child.send(SIGKILL)
-            _ = child.wait()
+            _ = await child.wait()
             let fetched = Set(server.requests.dropFirst(before).map { String($0.path.dropFirst()) })
             #expect(fetched.isDisjoint(with: finished), "round \(round) fetched finished files again")
             for line in child.output.split(separator: "\n") where line.hasPrefix("completed ") {
@@ -279,7 +279,7 @@ struct RestoreServer {
 
         let child = try LaunchedProcess([folder.path, "http://127.0.0.1:1/other.bin"], product: "DownloadManagerProbe")
 
-        #expect(child.wait() == 3)
+        #expect(await child.wait() == 3)
         #expect(child.output.contains("in use by another download manager"), "\(child.output)")
         #expect(try Data(contentsOf: manager.journalURL) == journal)
     }

@@ -76,7 +76,7 @@ import Testing
             handlerCalls.withLock { $0 += 1 }
             return .just(0)
         }.started()
-        started.wait()
+        await offThePool { started.wait() }
         handle.cancel()
         #expect(isCancelled(await outcome.result))
         #expect(handlerCalls.current == 0)
@@ -93,7 +93,7 @@ import Testing
             seen.withLock { $0.append("mapError") }
             return error
         }.started()
-        started.wait()
+        await offThePool { started.wait() }
         handle.cancel()
         #expect(isCancelled(await outcome.result))
         #expect(seen.current.isEmpty)
@@ -136,7 +136,7 @@ import Testing
                 }
             }
             await scheduler.waitUntilScheduled()
-            started.wait()
+            await offThePool { started.wait() }
             scheduler.advance(by: .seconds(30))
             #expect(await waiter.value.failureError as? JobError == .timedOut)
             #expect(cancelled.current, "iteration \(iteration)")

@@ -6,8 +6,8 @@ import Testing
 
 @Suite struct JobDiagnosticsTests {
     /// With no handler installed, a misuse repeated a thousand times prints one line.
-    @Test func repeatedMisuseIsPrintedOncePerProcessAndCounted() throws {
-        let output = try runProduct("JobKitProbe", arguments: ["twice", "1000"])
+    @Test func repeatedMisuseIsPrintedOncePerProcessAndCounted() async throws {
+        let output = try await runProduct("JobKitProbe", arguments: ["twice", "1000"])
         #expect(keyValues(output.stdout)["count"] == 1_000)
         let lines = output.stderr.split(separator: "\n").filter { $0.contains("completed twice") }
         #expect(lines.count == 1, "\(output.stderr.prefix(500))")

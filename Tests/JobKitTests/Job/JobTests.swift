@@ -102,7 +102,7 @@ import Testing
         let handleBox = Locked<JobHandle?>(nil)
         let started = DispatchSemaphore(value: 0)
         let controllerBox = Locked<Job<Int>.Controller?>(nil)
-        let result = await withCheckedContinuation { continuation in
+        let result = await withContinuationOffThePool { continuation in
             let handle = Job<Int> { controller in
                 controller.onCancel { calls.withLock { $0.append(1) } }
                 controller.onCancel { calls.withLock { $0.append(2) } }
@@ -124,7 +124,7 @@ import Testing
     @Test func onCancelAfterCancellationRunsSynchronously() async {
         let controllerBox = Locked<Job<Void>.Controller?>(nil)
         let started = DispatchSemaphore(value: 0)
-        _ = await withCheckedContinuation { continuation in
+        _ = await withContinuationOffThePool { continuation in
             let handle = Job<Void> { controller in
                 controllerBox.withLock { $0 = controller }
                 started.signal()
@@ -178,7 +178,7 @@ import Testing
 
     @Test func cancellingTheProgressCancelsTheRun() async {
         let started = DispatchSemaphore(value: 0)
-        let result = await withCheckedContinuation { continuation in
+        let result = await withContinuationOffThePool { continuation in
             let handle = Job<Void> { _ in started.signal() }
                 .perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             started.wait()

@@ -30,7 +30,7 @@ import Testing
             }
         }
         let handleBox = Locked<JobHandle?>(nil)
-        let final = await withCheckedContinuation { continuation in
+        let final = await withContinuationOffThePool { continuation in
             let handle = Job.group(jobs).perform(resultQueue: resultQueue) { _ in
                 continuation.resume(returning: handleBox.current!.progress.fractionCompleted)
             }
@@ -80,7 +80,7 @@ import Testing
                 started.signal()
             }
         }
-        let result = await withCheckedContinuation { continuation in
+        let result = await withContinuationOffThePool { continuation in
             let handle = Job.group(jobs).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             for _ in 0..<3 { started.wait() }
             handle.progress.cancel()

@@ -161,7 +161,7 @@ final class LiveCounter: Sendable {
             controller.onCancel { cancelledLeaf.withLock { $0 = true } }
             started.signal()
         }.map { $0 }.started()
-        started.wait()
+        await offThePool { started.wait() }
         let seen = try await Job.just(1).map { _ -> [Bool] in
             jobQueue.cancel(id: 5)
             let readded = (try? jobQueue.add(.empty, id: 5)) != nil

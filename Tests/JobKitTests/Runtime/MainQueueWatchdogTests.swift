@@ -5,8 +5,8 @@ import Testing
 @testable import JobKit
 
 @Suite struct MainQueueWatchdogTests {
-    @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() throws {
-        let output = try runProduct("JobKitProbe", arguments: ["200", "1200", "block"])
+    @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() async throws {
+        let output = try await runProduct("JobKitProbe", arguments: ["200", "1200", "block"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("probe done"))
         #expect(!output.stdout.contains("handler ran"), "nothing services the main queue")
@@ -16,8 +16,8 @@ import Testing
         #expect(output.stderr.contains("resultQueue"))
     }
 
-    @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() throws {
-        let output = try runProduct("JobKitProbe", arguments: ["200", "1200", "serve"])
+    @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() async throws {
+        let output = try await runProduct("JobKitProbe", arguments: ["200", "1200", "serve"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("handler ran"))
         #expect(!output.stderr.contains("JobKit warning"))
@@ -27,9 +27,9 @@ import Testing
     /// handler on the main queue read it. Now a hostile value is ignored with one line, and the process
     /// goes on with the default threshold.
     @Test(arguments: ["inf", "nan", "1e30", "-1", "garbage"])
-    func aHostileThresholdInTheEnvironmentIsIgnoredWithOneWarning(value: String) throws {
-        let unset = try runProduct("JobKitProbe", arguments: ["watchdog"])
-        let output = try runProduct(
+    func aHostileThresholdInTheEnvironmentIsIgnoredWithOneWarning(value: String) async throws {
+        let unset = try await runProduct("JobKitProbe", arguments: ["watchdog"])
+        let output = try await runProduct(
             "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": value])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout == unset.stdout)
@@ -39,12 +39,12 @@ import Testing
             ])
     }
 
-    @Test func aThresholdInTheEnvironmentSetsTheStartingValue() throws {
-        let half = try runProduct(
+    @Test func aThresholdInTheEnvironmentSetsTheStartingValue() async throws {
+        let half = try await runProduct(
             "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "0.5"])
         #expect(half.stdout == "watchdog threshold-ms=500\n")
         #expect(half.stderr.isEmpty)
-        let off = try runProduct(
+        let off = try await runProduct(
             "JobKitProbe", arguments: ["watchdog"], environment: ["JOBKIT_MAIN_WATCHDOG": "off"])
         #expect(off.stdout == "watchdog off\n")
         #expect(off.stderr.isEmpty)

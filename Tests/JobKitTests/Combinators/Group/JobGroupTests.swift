@@ -108,7 +108,7 @@ import Testing
                 }
             }
         }
-        let result = await withCheckedContinuation { continuation in
+        let result = await withContinuationOffThePool { continuation in
             let handle = Job.group(jobs, maxConcurrent: 3)
                 .perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             allStarted.wait()
@@ -179,8 +179,8 @@ import Testing
     }
 
     /// Counted in a child process of its own: other tests running at once would disturb the count.
-    @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() throws {
-        let output = try runProduct("JobKitProbe", arguments: ["threads"])
+    @Test func peakThreadCountStaysNearTheCoreCountWithHundredsOfPendingJobs() async throws {
+        let output = try await runProduct("JobKitProbe", arguments: ["threads"])
         let fields = keyValues(output.stdout)
         guard let before = fields["before"], let peak = fields["peak"], let cores = fields["cores"], before > 0 else {
             Issue.record("no thread count: \(output.stdout) \(output.stderr)")
