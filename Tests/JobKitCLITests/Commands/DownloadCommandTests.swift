@@ -19,7 +19,8 @@ import Testing
         let large = try fixture.make("large", count: 4) { 16 << 20 | $0 }
         let (server, base) = try serve(fixture)
         let list = try fixture.inputFile(small + large, base: base)
-        let output = try await runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
+        let output = try await runProduct(
+            "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
         #expect(output.status == 0, "\(output.stderr)")
         #expect((small + large).allSatisfy(fixture.arrived))
         #expect(output.stdout.hasPrefix("started ") && !output.stdout.contains("\u{1B}"), "plain lines into a file")
@@ -87,7 +88,8 @@ import Testing
         let list = try fixture.inputFile(names, base: base) { name in
             name == names[0] ? ["checksum=sha-256=\(wrong)", "out=bad.bin"] : []
         }
-        let output = try await runProduct("jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
+        let output = try await runProduct(
+            "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
         #expect(output.status == 1)
         #expect(output.stderr.contains("error: bad.bin (") && output.stderr.contains("checksum"), "\(output.stderr)")
         #expect(output.stderr.hasSuffix("error: 1 of 2 downloads failed\n"))

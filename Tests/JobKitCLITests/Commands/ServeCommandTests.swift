@@ -93,7 +93,8 @@ final class ServeProcess {
     func aPortInUseIsOneErrorLineAndExitCode1AtOnce() async throws {
         let running = try ServeProcess(root: newRoot())
         let port = try #require(running.baseURL?.port)
-        let output = try await runProduct("jobkit", arguments: ["serve", "--port", "\(port)", "--root", newRoot().path])
+        let output = try await runProduct(
+            "jobkit", arguments: ["serve", "--port", "\(port)", "--root", newRoot().path])
         #expect(output.status == 1)
         #expect(output.stderr == "error: cannot listen on 127.0.0.1:\(port): address already in use\n")
         #expect(!output.stdout.contains("serving"))
