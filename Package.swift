@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "JobKitTesting", targets: ["JobKitTesting"]),
         .library(name: "JobKitNetworking", targets: ["JobKitNetworking"]),
         .library(name: "JobKitServer", targets: ["JobKitServer"]),
+        .library(name: "JobKitCombine", targets: ["JobKitCombine"]),
         .executable(name: "jobkit", targets: ["JobKitCLI"]),
     ],
     dependencies: [
@@ -23,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // SHA-256 for `DownloadManager`'s checksums: CryptoKit on Apple platforms, BoringSSL elsewhere.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // `JobKitCombine` on platforms without Combine: the same API (only its core module; the publishers
+        // deliver on a `DispatchQueue` themselves, so OpenCombineDispatch's schedulers are not needed).
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -52,6 +56,14 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .target(
+            name: "JobKitCombine",
+            dependencies: [
+                "JobKit",
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .android, .windows, .wasi, .openbsd])),
+            ]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [
@@ -70,6 +82,7 @@ let package = Package(
         .testTarget(
             name: "JobKitNetworkingTests",
             dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport"]),
+        .testTarget(name: "JobKitCombineTests", dependencies: ["JobKitCombine", "JobKitTestSupport"]),
         .testTarget(
             name: "JobKitCLITests",
             dependencies: ["JobKitCLI", "JobKitNetworking", "JobKitServer", "JobKitTestSupport"]),
