@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "JobKitNetworking", targets: ["JobKitNetworking"]),
         .library(name: "JobKitServer", targets: ["JobKitServer"]),
         .library(name: "JobKitCombine", targets: ["JobKitCombine"]),
+        .library(name: "JobKitTracing", targets: ["JobKitTracing"]),
         .executable(name: "jobkit", targets: ["JobKitCLI"]),
     ],
     dependencies: [
@@ -27,6 +28,9 @@ let package = Package(
         // `JobKitCombine` on platforms without Combine: the same API (only its core module; the publishers
         // deliver on a `DispatchQueue` themselves, so OpenCombineDispatch's schedulers are not needed).
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+        // `JobKitTracing`: runs as spans of the installed `Tracer`. Already in the graph through
+        // AsyncHTTPClient; the in-memory tracer (`InMemoryTracing`) is for the tests only.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -64,6 +68,9 @@ let package = Package(
                     name: "OpenCombine", package: "OpenCombine",
                     condition: .when(platforms: [.linux, .android, .windows, .wasi, .openbsd])),
             ]),
+        .target(
+            name: "JobKitTracing",
+            dependencies: ["JobKit", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [
@@ -83,6 +90,12 @@ let package = Package(
             name: "JobKitNetworkingTests",
             dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport"]),
         .testTarget(name: "JobKitCombineTests", dependencies: ["JobKitCombine", "JobKitTestSupport"]),
+        .testTarget(
+            name: "JobKitTracingTests",
+            dependencies: [
+                "JobKitTracing", "JobKitTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
         .testTarget(
             name: "JobKitCLITests",
             dependencies: ["JobKitCLI", "JobKitNetworking", "JobKitServer", "JobKitTestSupport"]),
