@@ -11,7 +11,7 @@ import Testing
     import OpenCombine
 #endif
 
-@Suite struct StatePublisherTests {
+@Suite struct JobHandleStatePublisherTests {
     /// A run whose body waits for the test: `controller` drives it once `started` fired.
     private final class DrivenRun: Sendable {
         let started = Signal()
@@ -98,32 +98,6 @@ import Testing
         #expect(run.handle.state == .running(fraction: 0), "the run goes on")
         run.controller.finish()
         await eventually("the run finished") { run.handle.state == .finished }
-    }
-
-    @Test func waitingStatesStayBounded() {
-        var machine = StateSubscriptionStateMachine<Int, Int>(downstream: 1)
-        #expect(machine.observing(7) == nil)
-        _ = machine.received(.pending)
-        for step in 0...1000 { _ = machine.received(.running(fraction: Double(step) / 1000)) }
-        _ = machine.received(.finished)
-        #expect(machine.waitingStates == [.pending, .running(fraction: 1), .finished])
-        let drains = machine.requested(nil)
-        #expect(drains)
-        guard case .send(.pending, to: 1) = machine.next() else {
-            Issue.record("expected pending first")
-            return
-        }
-        machine.sent(addingDemand: 0)
-        guard case .send(.running(fraction: 1), to: 1) = machine.next() else {
-            Issue.record("expected the newest progress")
-            return
-        }
-        guard case .finish(.finished, to: 1, ending: .some(7)) = machine.next() else {
-            Issue.record("expected the final state, ending the observation")
-            return
-        }
-        let drainsAgain = machine.requested(nil)
-        #expect(!drainsAgain, "nothing more after the final state")
     }
 }
 
