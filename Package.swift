@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "JobKitTesting", targets: ["JobKitTesting"]),
         .library(name: "JobKitNetworking", targets: ["JobKitNetworking"]),
         .library(name: "JobKitServer", targets: ["JobKitServer"]),
+        .library(name: "JobKitCombine", targets: ["JobKitCombine"]),
+        .library(name: "JobKitTracing", targets: ["JobKitTracing"]),
         .executable(name: "jobkit", targets: ["JobKitCLI"]),
     ],
     dependencies: [
@@ -23,6 +25,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // SHA-256 for `DownloadManager`'s checksums: CryptoKit on Apple platforms, BoringSSL elsewhere.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // `JobKitCombine` on platforms without Combine: the same API (only its core module; the publishers
+        // deliver on a `DispatchQueue` themselves, so OpenCombineDispatch's schedulers are not needed).
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+        // `JobKitTracing`: runs as spans of the installed `Tracer`. Already in the graph through
+        // AsyncHTTPClient; the in-memory tracer (`InMemoryTracing`) is for the tests only.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -52,6 +60,17 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .target(
+            name: "JobKitCombine",
+            dependencies: [
+                "JobKit",
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .android, .windows, .wasi, .openbsd])),
+            ]),
+        .target(
+            name: "JobKitTracing",
+            dependencies: ["JobKit", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .executableTarget(
             name: "JobKitCLI",
             dependencies: [
@@ -70,6 +89,13 @@ let package = Package(
         .testTarget(
             name: "JobKitNetworkingTests",
             dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport"]),
+        .testTarget(name: "JobKitCombineTests", dependencies: ["JobKitCombine", "JobKitTestSupport"]),
+        .testTarget(
+            name: "JobKitTracingTests",
+            dependencies: [
+                "JobKitTracing", "JobKitTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
         .testTarget(
             name: "JobKitCLITests",
             dependencies: ["JobKitCLI", "JobKitNetworking", "JobKitServer", "JobKitTestSupport"]),

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-MODULES = ["JobKit", "JobKitTesting", "JobKitServer", "JobKitNetworking"]
+MODULES = ["JobKit", "JobKitTesting", "JobKitServer", "JobKitNetworking", "JobKitCombine", "JobKitTracing"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

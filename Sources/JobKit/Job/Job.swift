@@ -65,13 +65,14 @@ public struct Job<Value: Sendable>: Sendable {
     }
 
     /// Makes a run of this job on `queue` (not started) whose completion is called inline, on
-    /// whatever thread completes it; `parent` is the run of the enclosing combinator, for tracing.
+    /// whatever thread completes it; `parent` is the run of the enclosing combinator, and `attempt`
+    /// which attempt of a `retry` the run is, for tracing.
     @inline(__always)
     func makeRun(
-        on queue: DispatchQueue, parent: (any AnyRun)?,
+        on queue: DispatchQueue, parent: (any AnyRun)?, attempt: Int = 1,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Run<Value> {
-        makeRun(on: queue, parentTrace: parent?.trace, completion: completion)
+        makeRun(on: queue, parentTrace: parent?.trace, completion: .call(completion), attempt: attempt)
     }
 
     /// Like `makeRun(on:parent:completion:)`, with the parent's trace context already read.
@@ -85,8 +86,12 @@ public struct Job<Value: Sendable>: Sendable {
 
     /// Like `makeRun(on:parentTrace:completion:)`, with the completion's kind chosen by the caller.
     @inline(__always)
-    func makeRun(on queue: DispatchQueue, parentTrace: TraceContext?, completion: RunCompletion<Value>) -> Run<Value> {
-        let trace = metadata == nil && parentTrace == nil ? nil : TraceContext.make(for: metadata, parent: parentTrace)
+    func makeRun(
+        on queue: DispatchQueue, parentTrace: TraceContext?, completion: RunCompletion<Value>, attempt: Int = 1
+    ) -> Run<Value> {
+        let trace =
+            metadata == nil && parentTrace == nil
+            ? nil : TraceContext.make(for: metadata, parent: parentTrace, attempt: attempt)
         return Run<Value>.make(body: body, queue: queue, trace: trace, completion: completion)
     }
 

@@ -43,14 +43,16 @@ final class ChildRuns: Sendable {
     /// Starts a run of `job` on the parent's queue; `completion` is called inline, once, unless the
     /// parent was cancelled first (then the child never starts).
     ///
-    /// - Parameter progress: the share of the parent's progress the child's fills; nil leaves the
-    ///   parent's progress alone.
+    /// - Parameters:
+    ///   - progress: the share of the parent's progress the child's fills; nil leaves the parent's
+    ///     progress alone.
+    ///   - attempt: which attempt of a `retry` the child is, for tracing.
     func start<Value>(
-        _ job: Job<Value>, progress: ProgressShare? = nil,
+        _ job: Job<Value>, progress: ProgressShare? = nil, attempt: Int = 1,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) {
         guard let token = state.withLock({ $0.takeToken() }) else { return }
-        let run = job.makeRun(on: queue, parent: parent) { [self] result in
+        let run = job.makeRun(on: queue, parent: parent, attempt: attempt) { [self] result in
             state.withLock { _ = $0.runs.removeValue(forKey: token) }
             completion(result)
         }

@@ -145,17 +145,20 @@ struct RunStateMachine {
         let reporter: ProgressReporter?
         let trace: TraceContext?
         let time: UInt64
+        /// The error of a failed traced run, for its tracers.
+        let error: (any Error)?
         let forward: (@Sendable (Double) -> Void)?
 
         init(
             state: JobState, observersToDrain: [StateObserver], reporter: ProgressReporter?, trace: TraceContext?,
-            time: UInt64, forward: (@Sendable (Double) -> Void)?
+            time: UInt64, error: (any Error)?, forward: (@Sendable (Double) -> Void)?
         ) {
             self.state = state
             self.observersToDrain = observersToDrain
             self.reporter = reporter
             self.trace = trace
             self.time = time
+            self.error = error
             self.forward = forward
         }
 
@@ -167,7 +170,7 @@ struct RunStateMachine {
             }
             if let forward, case .running(let fraction) = state { forward(fraction) }
             for observer in observersToDrain { observer.scheduleDrain() }
-            trace?.record(state, at: time)
+            trace?.record(state, at: time, error: error)
         }
     }
 
@@ -276,7 +279,8 @@ struct RunStateMachine {
         guard !observers.isEmpty || reporter != nil || trace != nil || forward != nil else { return nil }
         return Notice(
             state: state, observersToDrain: observers.filter { $0.append(state) }, reporter: reporter,
-            trace: trace, time: trace == nil ? 0 : TraceContext.now(), forward: forward)
+            trace: trace, time: trace == nil ? 0 : TraceContext.now(), error: trace == nil ? nil : error,
+            forward: forward)
     }
 
     // MARK: Transitions

@@ -46,6 +46,31 @@ public struct JobTraceEvent: Sendable, Equatable {
     public let kind: Kind
     /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`).
     public let time: UInt64
+    /// Which attempt of a `retry` this run is, from 1; 1 for a run that no `retry` started.
+    public let attempt: Int
+    /// The error a `.failed` run ended with; nil for every other kind.
+    public let error: (any Error)?
+
+    init(
+        runID: UInt64, parentID: UInt64?, name: String?, kind: Kind, time: UInt64, attempt: Int = 1,
+        error: (any Error)? = nil
+    ) {
+        self.runID = runID
+        self.parentID = parentID
+        self.name = name
+        self.kind = kind
+        self.time = time
+        self.attempt = attempt
+        self.error = error
+    }
+
+    /// Whether two events are the same step of the same run; errors are compared by their type and
+    /// description (an error need not be `Equatable`).
+    public static func == (lhs: JobTraceEvent, rhs: JobTraceEvent) -> Bool {
+        lhs.runID == rhs.runID && lhs.parentID == rhs.parentID && lhs.name == rhs.name && lhs.kind == rhs.kind
+            && lhs.time == rhs.time && lhs.attempt == rhs.attempt
+            && lhs.error.map { String(reflecting: $0) } == rhs.error.map { String(reflecting: $0) }
+    }
 }
 
 /// A traced run's identity and where its events go.
@@ -58,28 +83,32 @@ final class TraceContext: Sendable {
     let id: UInt64
     let parentID: UInt64?
     let name: String?
+    /// Which attempt of a `retry` the run is, from 1.
+    let attempt: Int
 
-    init(tracers: [any JobTracer], id: UInt64, parentID: UInt64?, name: String?) {
+    init(tracers: [any JobTracer], id: UInt64, parentID: UInt64?, name: String?, attempt: Int) {
         self.tracers = tracers
         self.id = id
         self.parentID = parentID
         self.name = name
+        self.attempt = attempt
     }
 
     /// The context of a new run, or nil when neither the job nor its parent is traced.
-    static func make(for metadata: JobMetadata?, parent: TraceContext?) -> TraceContext? {
+    static func make(for metadata: JobMetadata?, parent: TraceContext?, attempt: Int = 1) -> TraceContext? {
         let tracers = (parent?.tracers ?? []) + (metadata?.tracers ?? [])
         guard !tracers.isEmpty else { return nil }
         let id = ids.withLock { id -> UInt64 in
             id += 1
             return id
         }
-        return TraceContext(tracers: tracers, id: id, parentID: parent?.id, name: metadata?.name)
+        return TraceContext(tracers: tracers, id: id, parentID: parent?.id, name: metadata?.name, attempt: attempt)
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    func record(_ state: JobState, at time: UInt64 = now()) {
+    /// Reports `state` to every tracer; `error` is the error of a `.failed` state.
+    func record(_ state: JobState, at time: UInt64 = now(), error: (any Error)? = nil) {
         let kind: JobTraceEvent.Kind =
             switch state {
             case .pending: .enqueued
@@ -88,7 +117,9 @@ final class TraceContext: Sendable {
             case .failed: .failed
             case .cancelled: .cancelled
             }
-        let event = JobTraceEvent(runID: id, parentID: parentID, name: name, kind: kind, time: time)
+        let event = JobTraceEvent(
+            runID: id, parentID: parentID, name: name, kind: kind, time: time, attempt: attempt,
+            error: state == .failed ? error : nil)
         for tracer in tracers { tracer.record(event) }
     }
 }

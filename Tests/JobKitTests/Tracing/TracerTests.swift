@@ -80,6 +80,28 @@ import Testing
         #expect(a.allSatisfy { $0.parentID == parent })
         #expect(events.filter { $0.name == "seq" }.map(\.kind) == [.enqueued, .started, .finished])
     }
+
+    @Test func eventsCarryTheRetryAttemptAndTheFailedRunsError() async {
+        final class Collector: JobTracer {
+            let events = Locked<[JobTraceEvent]>([])
+            func record(_ event: JobTraceEvent) { events.withLock { $0.append(event) } }
+        }
+        let collector = Collector()
+        let attempts = Locked(0)
+        let flaky = Job<Void> { controller in
+            let attempt = attempts.withLock {
+                $0 += 1; return $0
+            }
+            attempt < 3 ? controller.fail(with: TestError(id: attempt)) : controller.finish()
+        }.named("flaky")
+        _ = await flaky.retry(3).named("retry").traced(by: collector).outcome()
+        let events = collector.events.current
+        let ends = events.filter { $0.name == "flaky" && $0.kind != .enqueued && $0.kind != .started }
+        #expect(ends.map(\.attempt) == [1, 2, 3])
+        #expect(ends.map(\.kind) == [.failed, .failed, .finished])
+        #expect(ends.map { $0.error as? TestError } == [TestError(id: 1), TestError(id: 2), nil])
+        #expect(events.filter { $0.name == "retry" }.allSatisfy { $0.attempt == 1 && $0.error == nil })
+    }
 }
 
 /// Collects the `class` of every `rect` element.

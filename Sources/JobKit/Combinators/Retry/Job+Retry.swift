@@ -22,8 +22,8 @@ extension Job {
         return Job { controller in
             let children = ChildRuns(of: controller)
             let state = LockedBox.make(RetryStateMachine(attempts: attempts))
-            @Sendable func attempt() {
-                children.start(inner.value, progress: .whole) { result in
+            @Sendable func attempt(_ number: Int) {
+                children.start(inner.value, progress: .whole, attempt: number) { result in
                     var action = state.withLock { $0.attemptCompleted(failed: result.failureToRetry) }
                     if case .askPolicy(let error) = action {
                         var wait = backoff.delay(beforeRetry: state.withLock { $0.attempt })
@@ -35,12 +35,12 @@ extension Job {
                     }
                     switch action {
                     case .resolve, .askPolicy: controller.resolve(result)
-                    case .retryNow: attempt()
-                    case .retry(let wait): children.schedule(after: wait, on: scheduler) { attempt() }
+                    case .retryNow: attempt(number + 1)
+                    case .retry(let wait): children.schedule(after: wait, on: scheduler) { attempt(number + 1) }
                     }
                 }
             }
-            attempt()
+            attempt(1)
         }
     }
 }
@@ -60,9 +60,9 @@ struct RetryStateMachine {
         case resolve
         /// Ask the caller's predicate and backoff about `error`, then call `policyAnswered`.
         case askPolicy(any Error)
-        /// Start the next attempt now.
+        /// Start the next attempt (`attempt`, one more than the one that ended) now.
         case retryNow
-        /// Start the next attempt after `wait`.
+        /// Start the next attempt (`attempt`, one more than the one that ended) after `wait`.
         case retry(after: Duration)
     }
 

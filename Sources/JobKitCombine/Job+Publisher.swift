@@ -1,0 +1,56 @@
+import Dispatch
+import JobKit
+
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
+
+extension Job {
+    /// A publisher that performs this job once for each subscription, and publishes its value.
+    ///
+    /// The publisher is deferred: nothing runs until a subscriber asks for a value. Each subscription
+    /// starts its own run of the job when it first requests a value (a demand above zero), then sends
+    /// that run's value followed by `.finished`, or its error as `.failure`, on `resultQueue`: the hop
+    /// to the main queue that a UI needs is done by the publisher, not left to each subscriber.
+    /// Cancelling the subscription cancels the run (its `onCancel` handlers run) and sends nothing
+    /// more; a cancelled run's `JobError.cancelled` never reaches the subscriber.
+    ///
+    /// ```swift
+    /// var subscriptions = Set<AnyCancellable>()
+    /// loadFeed.publisher()                                  // value and completion on the main queue
+    ///     .sink { completion in show(completion) } receiveValue: { feed in show(feed) }
+    ///     .store(in: &subscriptions)
+    /// ```
+    ///
+    /// The subscription keeps its subscriber until the run has delivered its outcome or the
+    /// subscription is cancelled, whichever comes first, and then releases it; the run keeps the
+    /// subscription until it completes.
+    ///
+    /// - Parameters:
+    ///   - queue: where the job's body runs, as in `perform(on:resultQueue:then:)`.
+    ///   - resultQueue: where the value and the completion are sent. Defaults to the main queue.
+    /// - Returns: the job's value, then `.finished`; or `.failure` with the run's error.
+    public func publisher(
+        on queue: DispatchQueue = .global(), resultQueue: DispatchQueue = .main
+    ) -> AnyPublisher<Value, any Error> {
+        JobPublisher(job: self, queue: queue, resultQueue: resultQueue).eraseToAnyPublisher()
+    }
+}
+
+/// Performs a job for each subscriber: see `Job.publisher(on:resultQueue:)`.
+struct JobPublisher<Output: Sendable>: Publisher {
+    typealias Failure = any Error
+
+    let job: Job<Output>
+    let queue: DispatchQueue
+    let resultQueue: DispatchQueue
+
+    func receive<Downstream: Subscriber>(subscriber: Downstream)
+    where Downstream.Input == Output, Downstream.Failure == any Error {
+        let subscription = JobSubscription(
+            downstream: AnySubscriber(subscriber), job: job, queue: queue, resultQueue: resultQueue)
+        subscriber.receive(subscription: subscription)
+    }
+}
