@@ -41,6 +41,11 @@ extension DownloadManager {
         /// again with the same URL, name and checksum — `jobkit download` downloads only what its
         /// command names, so an earlier command's leftovers neither run nor hold it up.
         public var startsRestoredItems = true
+        /// The manager's clock and timers: retry backoff, `progressInterval`, speeds and time left,
+        /// and the manager's own waits (a failed journal write tried again, a journal sync shared by
+        /// completions close together). Default `.dispatch`. A `TestScheduler` (from `JobKitTesting`)
+        /// moves them by hand; the transport's own timeouts stay on the real clock.
+        public var scheduler: any JobScheduler
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 
@@ -49,8 +54,10 @@ extension DownloadManager {
             maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
             resultQueue: DispatchQueue = .main, progressInterval: Duration = .milliseconds(100),
             speedWindow: Duration = .seconds(5), queue: DispatchQueue = .global(),
-            durability: Durability = .process, transport: DownloadTransport? = nil
+            durability: Durability = .process, transport: DownloadTransport? = nil,
+            scheduler: any JobScheduler = .dispatch
         ) {
+            self.scheduler = scheduler
             self.transport = transport
             self.maxConcurrent = maxConcurrent
             self.maxPerHost = maxPerHost

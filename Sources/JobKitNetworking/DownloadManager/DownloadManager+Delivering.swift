@@ -12,16 +12,18 @@ extension DownloadManager {
         case .now:
             configuration.resultQueue.async { [self] in deliver(wake) }
         case .later(_, let delay):
-            let deadline = DispatchTime.now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))
-            configuration.resultQueue.asyncAfter(deadline: deadline) { [self] in deliver(wake) }
+            let resultQueue = configuration.resultQueue
+            configuration.scheduler.schedule(after: .nanoseconds(Int64(clamping: delay))) { [self] in
+                resultQueue.async { self.deliver(wake) }
+            }
         }
     }
 
     /// On the result queue: hands the events and the snapshot to `onUpdate` (unless the wake is
     /// stale), then schedules what arrived meanwhile.
     func deliver(_ wake: DeliveryWake) {
-        guard let update = state.withLock({ $0.beginDelivery(wake, now: Self.now()) }) else { return }
+        guard let update = state.withLock({ $0.beginDelivery(wake, now: now()) }) else { return }
         onUpdate(update)
-        schedule(state.withLock { $0.endDelivery(now: Self.now()) })
+        schedule(state.withLock { $0.endDelivery(now: now()) })
     }
 }

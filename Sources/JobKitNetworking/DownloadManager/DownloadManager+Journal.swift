@@ -36,7 +36,7 @@ extension DownloadManager {
     }
 
     /// How long the manager waits before it tries a failed journal write again.
-    static let journalRetryDelay = DispatchTimeInterval.seconds(1)
+    static let journalRetryDelay = Duration.seconds(1)
 
     /// A journal write failed (a full disk, say): tries again later, and again while it fails, so
     /// that the records reach the disk and what waits for them — unlinks they announce, items of a
@@ -48,17 +48,22 @@ extension DownloadManager {
             return !queued
         }
         guard first else { return }
-        configuration.queue.asyncAfter(deadline: .now() + Self.journalRetryDelay) { [weak self] in
+        let queue = configuration.queue
+        configuration.scheduler.schedule(after: Self.journalRetryDelay) { [weak self] in
             guard let self else { return }
-            journalRetryQueued.withLock { $0 = false }
-            var retry = Machine.Actions()
-            retry.writesJournal = true
-            perform(retry)
+            queue.async { self.retryJournal() }
         }
     }
 
+    private func retryJournal() {
+        journalRetryQueued.withLock { $0 = false }
+        var retry = Machine.Actions()
+        retry.writesJournal = true
+        perform(retry)
+    }
+
     /// How long a requested sync of the journal waits for more completions to share it.
-    static let syncDelay = DispatchTimeInterval.milliseconds(50)
+    static let syncDelay = Duration.milliseconds(50)
 
     /// With `.system` durability, syncs the journal to disk in the background, at most `syncDelay`
     /// later; requests that arrive before the sync starts share it, so that many completions close
@@ -72,12 +77,16 @@ extension DownloadManager {
             return !queued
         }
         guard queue else { return }
-        syncQueue.asyncAfter(deadline: .now() + Self.syncDelay) { [self] in
-            syncQueued.withLock { $0 = false }
-            // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
-            // and keep the directory locked past `close()` while the sync runs.
-            guard journal.withLock({ $0.file != nil }) else { return }
-            JournalFile.sync(in: folder)
+        configuration.scheduler.schedule(after: Self.syncDelay) { [self] in
+            syncQueue.async { self.syncJournal() }
         }
+    }
+
+    private func syncJournal() {
+        syncQueued.withLock { $0 = false }
+        // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
+        // and keep the directory locked past `close()` while the sync runs.
+        guard journal.withLock({ $0.file != nil }) else { return }
+        JournalFile.sync(in: folder)
     }
 }

@@ -12,7 +12,7 @@ extension DownloadManager {
         _ transition: (inout Machine, UInt64) throws(DownloadManagerError) -> Machine.Actions
     ) throws(DownloadManagerError) {
         let result = state.withLock { machine in
-            Result { () throws(DownloadManagerError) in try transition(&machine, Self.now()) }
+            Result { () throws(DownloadManagerError) in try transition(&machine, now()) }
         }
         if let failure = perform(try result.get()) { throw failure }
     }
@@ -20,7 +20,7 @@ extension DownloadManager {
     func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
         let actions = state.withLock { machine -> Machine.Actions in
             var actions = Machine.Actions()
-            let now = Self.now()
+            let now = now()
             machine.holdStarts()
             for id in machine.ids {
                 if let more = try? transition(&machine, id, now) { actions.merge(more) }
@@ -75,7 +75,7 @@ extension DownloadManager {
         for name in unlinks { folder.unlink(name) }
         // What waited for these unlinks (a resumed or re-added item of the name) may start now.
         if !cleaning.isEmpty {
-            perform(state.withLock { $0.cleaned(cleaning, now: Self.now()) })
+            perform(state.withLock { $0.cleaned(cleaning, now: now()) })
         }
         for start in actions.starts { launch(start) }
         if actions.syncsJournal { syncJournalSoon() }
@@ -108,11 +108,11 @@ extension DownloadManager {
             began: { [self] offset, total in
                 schedule(
                     state.withLock {
-                        $0.began(id, generation: generation, offset: offset, total: total, now: Self.now())
+                        $0.began(id, generation: generation, offset: offset, total: total, now: now())
                     })
             },
             received: { [self] count in
-                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: Self.now()) })
+                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: now()) })
                 {
                     schedule(wake)
                 }
@@ -124,7 +124,8 @@ extension DownloadManager {
         let retry = configuration.retry
         if retry.attempts > 1 {
             job = job.retryingTransientFailures(
-                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter)
+                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter,
+                scheduler: configuration.scheduler)
         }
         let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
             ended(start, result)
@@ -135,7 +136,7 @@ extension DownloadManager {
     /// The `.part` is complete: verifies it, then records that the file under the name will be ours.
     func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
         if let checksum = start.checksum {
-            schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: Self.now()) })
+            schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: now()) })
             let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
             guard actual == checksum else {
                 throw ItemError(
@@ -167,8 +168,17 @@ extension DownloadManager {
         case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
         case .failure(let error): outcome = .failed(ItemError(error))
         }
-        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: Self.now()) })
+        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: now()) })
     }
 
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// The scheduler's time, in nanoseconds (0 before its origin).
+    func now() -> UInt64 { Self.now(configuration.scheduler) }
+
+    /// `scheduler`'s time, in nanoseconds (0 before its origin).
+    static func now(_ scheduler: any JobScheduler) -> UInt64 {
+        let (seconds, attoseconds) = scheduler.now.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
+    }
 }

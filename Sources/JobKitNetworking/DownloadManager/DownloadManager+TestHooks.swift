@@ -23,7 +23,7 @@ extension DownloadManager {
             box.file?.close()
             box.file = nil
         }
-        let actions = state.withLock { $0.close(now: Self.now()) }
+        let actions = state.withLock { $0.close(now: now()) }
         for handle in actions.cancels { handle.cancel() }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
     }

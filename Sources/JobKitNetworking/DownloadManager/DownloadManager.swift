@@ -156,7 +156,7 @@ public final class DownloadManager: Sendable {
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
             interval: configuration.progressInterval, window: configuration.speedWindow,
             startsRestored: configuration.startsRestoredItems)
-        let actions = machine.restore(recovery.contents, partLengths: recovery.partLengths, now: Self.now())
+        let actions = machine.restore(recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)
         journal = .make(JournalBox(file: file))
         perform(actions)
@@ -203,7 +203,7 @@ public final class DownloadManager: Sendable {
                 let records = Machine.records(of: prepared)
                 // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
                 if !records.isEmpty { try file.appendSynced(DownloadJournal.encode(records)) }
-                return .success(state.withLock { $0.commit(prepared, now: Self.now()) })
+                return .success(state.withLock { $0.commit(prepared, now: now()) })
             } catch {
                 return .failure(error)
             }
@@ -289,7 +289,7 @@ public final class DownloadManager: Sendable {
     /// Changes the width, effective at once: raising it starts pending items now; lowering it lets
     /// running ones finish. Below 1 counts as 1.
     public func setMaxConcurrent(_ maxConcurrent: Int) {
-        _ = perform(state.withLock { $0.setLimit(maxConcurrent, now: Self.now()) })
+        _ = perform(state.withLock { $0.setLimit(maxConcurrent, now: now()) })
     }
 
     /// The current width.
@@ -299,17 +299,17 @@ public final class DownloadManager: Sendable {
 
     /// Every item now, in the order added.
     public var items: [Item] {
-        state.withLock { machine in machine.ids.map { machine.item($0, now: Self.now()) } }
+        state.withLock { machine in machine.ids.map { machine.item($0, now: now()) } }
     }
 
     /// The item `id` now, or nil if there is none.
     public func item(_ id: ItemID) -> Item? {
-        state.withLock { $0.itemIfAny(id, now: Self.now()) }
+        state.withLock { $0.itemIfAny(id, now: now()) }
     }
 
     /// Every item added up, now.
     public var totals: Totals {
-        state.withLock { $0.summary(now: Self.now()).totals }
+        state.withLock { $0.summary(now: now()).totals }
     }
 
     /// Suspends until nothing is pending, running or verifying — at once if nothing is — and
@@ -319,12 +319,12 @@ public final class DownloadManager: Sendable {
         let waiter = state.withLock { $0.makeWaiterID() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if let summary = state.withLock({ $0.addWaiter(waiter, continuation, now: Self.now()) }) {
+                if let summary = state.withLock({ $0.addWaiter(waiter, continuation, now: now()) }) {
                     continuation.resume(returning: summary)
                 }
             }
         } onCancel: {
-            if let (continuation, summary) = state.withLock({ $0.cancelWaiter(waiter, now: Self.now()) }) {
+            if let (continuation, summary) = state.withLock({ $0.cancelWaiter(waiter, now: now()) }) {
                 continuation.resume(returning: summary)
             }
         }
@@ -343,7 +343,7 @@ public final class DownloadManager: Sendable {
     /// method that changes items then throws `.closed`. Updates already queued are still delivered.
     /// Calling it again does nothing.
     public func close() {
-        let actions = state.withLock { $0.close(now: Self.now()) }
+        let actions = state.withLock { $0.close(now: now()) }
         for handle in actions.cancels { handle.cancel() }
         let compacted = journal.withLock { box -> Bool in
             guard let file = box.file else { return false }

@@ -1,0 +1,68 @@
+import Dispatch
+import Foundation
+import JobKit
+import JobKitTestSupport
+import JobKitTesting
+import Testing
+
+@testable import JobKitNetworking
+
+/// `Configuration.scheduler`: the manager's clock and timers are the scheduler's.
+@Suite struct DownloadManagerSchedulerTests {
+    /// A 503 with a `Retry-After` of two minutes: the retry waits for the scheduler's time, not the wall
+    /// clock's, and goes on the moment the test moves time past it.
+    @Test func aRetryWaitsForTheSchedulersTimeNotTheWallClocks() async throws {
+        let bytes = pattern(10_000)
+        let server = try ScriptedServer { _, index in
+            index == 0 ? .respond(503, headers: ["Retry-After": "120"]) : .respond(200, body: bytes)
+        }
+        defer { server.stop() }
+        let scheduler = TestScheduler()
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        var configuration = testConfiguration(
+            log, retry: DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.milliseconds(10))))
+        configuration.scheduler = scheduler
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        try manager.add(server.url("later.bin"))
+
+        await eventually("the retry waits for the scheduler") { scheduler.scheduledDelays.contains(.seconds(120)) }
+        #expect(server.requests.count == 1)
+        #expect(manager.items.first?.state == .running)
+
+        scheduler.advance(by: .seconds(120))
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.allSucceeded)
+        #expect(server.requests.count == 2)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("later.bin")) == bytes)
+    }
+
+    /// Progress alone is coalesced on the scheduler's clock: with time standing still, a running
+    /// download's progress waits for the interval; moving time delivers it.
+    @Test func coalescedProgressIsDeliveredWhenTheSchedulersTimeComes() async throws {
+        let gate = Gate()
+        let bytes = pattern(200_000)
+        let server = try ScriptedServer { _, _ in .stall(body: bytes, sent: 100_000, until: gate) }
+        defer { server.stop() }
+        let scheduler = TestScheduler()
+        let log = UpdateLog()
+        var configuration = testConfiguration(log)
+        configuration.scheduler = scheduler
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        try manager.add(server.url("slow.bin"))
+
+        await eventually("the first half has arrived") { manager.items.first?.progress.received == 100_000 }
+        await eventually("the delivery waits for the scheduler") { scheduler.scheduledCount >= 1 }
+        scheduler.advance(by: .seconds(1))
+        await eventually("the coalesced progress is delivered") {
+            log.all.last?.items.first?.progress.received == 100_000
+        }
+        gate.open()
+        scheduler.advance(by: .seconds(1))
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.allSucceeded)
+    }
+}
