@@ -10,8 +10,8 @@ extension DownloadManager {
     /// Each iteration starts with an update holding every item as it is when the iterator is made
     /// (and no events); then come every event after that snapshot, in order, never dropped or
     /// merged, each update with the newest items and totals. Progress is coalesced per consumer: one
-    /// that does not keep up gets fewer, newer snapshots, never a backlog — its buffer holds one
-    /// snapshot and the events it has not taken yet. The iteration ends (`next()` returns nil) after
+    /// that does not keep up gets fewer, newer snapshots, never a backlog — its buffer holds the
+    /// snapshot it starts from (until taken), the newest snapshot and the events it has not taken yet. The iteration ends (`next()` returns nil) after
     /// the manager is closed (with the events up to `close()`), or when the manager is released;
     /// one made after `close()` ends at once. A consumer whose task is cancelled ends at once, and
     /// one whose iterator is released is removed, with what it held.

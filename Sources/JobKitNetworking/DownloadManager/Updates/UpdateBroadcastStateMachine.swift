@@ -3,10 +3,10 @@
 /// waiters to resume (with an update, or nil for the end), for the caller to resume once its lock is
 /// released. `Waiter` is a continuation (tests use anything).
 ///
-/// Each consumer holds at most one update: the events it has not taken yet, in order, and the
-/// newest snapshot. A delivery appends its events and replaces the snapshot, so a slow consumer
-/// gets fewer, newer snapshots and every event, never a backlog of snapshots: its buffer is one
-/// snapshot (the items and totals) plus the events since it last took one. Events are never
+/// Each consumer holds its first update (the snapshot it started from, until it takes it) and at
+/// most one more: the events it has not taken yet, in order, and the newest snapshot. A delivery appends its events and replaces the snapshot, so a slow consumer
+/// gets fewer, newer snapshots and every event, never a backlog of snapshots: its buffer is at most
+/// two snapshots (the items and totals) plus the events since it last took an update. Events are never
 /// dropped or merged.
 struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
     typealias Update = DownloadManager.Update
@@ -25,6 +25,9 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
     }
 
     private enum Consumer {
+        /// Not waiting, its first update (the snapshot, with no events) not taken yet; `pending` is
+        /// what came after it.
+        case starting(snapshot: Update, pending: Update?, cut: Cut)
         /// Not waiting; `pending` is what the next `next` returns at once.
         case idle(pending: Update?, cut: Cut)
         /// Waiting in `next`, with nothing pending.
@@ -32,7 +35,7 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
 
         var cut: Cut {
             switch self {
-            case .idle(_, let cut), .waiting(_, let cut): cut
+            case .starting(_, _, let cut), .idle(_, let cut), .waiting(_, let cut): cut
             }
         }
     }
@@ -50,7 +53,7 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
     mutating func subscribe(initial: Update, after cut: Cut) -> ConsumerID? {
         guard !isFinished else { return nil }
         nextID += 1
-        consumers[nextID] = .idle(pending: initial, cut: cut)
+        consumers[nextID] = .starting(snapshot: initial, pending: nil, cut: cut)
         return nextID
     }
 
@@ -62,6 +65,9 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
         case .waiting:
             // A copy of the iterator is already waiting: one consumer has one waiter at a time.
             return .end
+        case .starting(let snapshot, let pending, let cut):
+            consumers[id] = .idle(pending: pending, cut: cut)
+            return .deliver(snapshot)
         case .idle(let pending?, let cut):
             consumers[id] = .idle(pending: nil, cut: cut)
             return .deliver(pending)
@@ -93,17 +99,23 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
             case .waiting(let waiter, _):
                 resumes.append((waiter, part))
                 consumers[id] = .idle(pending: nil, cut: cut)
-            case .idle(var pending?, _):
-                pending.events += part.events
-                pending.items = part.items
-                pending.totals = part.totals
-                consumers[id] = .idle(pending: pending, cut: cut)
-            case .idle(nil, _):
-                consumers[id] = .idle(pending: part, cut: cut)
+            case .starting(let snapshot, let pending, _):
+                consumers[id] = .starting(snapshot: snapshot, pending: Self.merge(part, into: pending), cut: cut)
+            case .idle(let pending, _):
+                consumers[id] = .idle(pending: Self.merge(part, into: pending), cut: cut)
             }
         }
         if delivery.isFinal { resumes += finish().map { ($0, nil) } }
         return resumes
+    }
+
+    /// `part` after `pending`: the events of both, in order, and the newer snapshot.
+    private static func merge(_ part: Update, into pending: Update?) -> Update {
+        guard var merged = pending else { return part }
+        merged.events += part.events
+        merged.items = part.items
+        merged.totals = part.totals
+        return merged
     }
 
     /// Ends every consumer: the waiting ones are returned (resume them with nil) and removed; the
@@ -127,7 +139,6 @@ struct UpdateBroadcastStateMachine<Waiter: Sendable>: Sendable {
         return nil
     }
 }
-
 
 /// Where a consumer starts, against the manager's numbering of events and deliveries (see
 /// `Outbox`): its first update is a snapshot taken after `deliveriesBefore` deliveries had begun
