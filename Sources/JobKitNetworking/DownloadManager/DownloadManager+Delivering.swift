@@ -19,11 +19,14 @@ extension DownloadManager {
         }
     }
 
-    /// On the result queue: hands the events and the snapshot to `onUpdate` (unless the wake is
-    /// stale), then schedules what arrived meanwhile.
+    /// On the result queue: hands the events and the snapshot to the consumers of `updates()` and
+    /// to `onUpdate` (unless the wake is stale), then schedules what arrived meanwhile.
     func deliver(_ wake: DeliveryWake) {
-        guard let update = state.withLock({ $0.beginDelivery(wake, now: now()) }) else { return }
-        onUpdate(update)
+        guard let (delivery, hasNews) = state.withLock({ $0.beginNumberedDelivery(wake, now: now()) }) else {
+            return
+        }
+        broadcaster.deliver(delivery)
+        if hasNews { onUpdate(delivery.update) }
         schedule(state.withLock { $0.endDelivery(now: now()) })
     }
 }

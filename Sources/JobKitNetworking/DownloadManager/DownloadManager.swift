@@ -90,6 +90,8 @@ public final class DownloadManager: Sendable {
     /// down when the manager is released, which its running downloads prevent.
     let ownedHTTPClient: HTTPClient?
     let onUpdate: @Sendable (Update) -> Void
+    /// The consumers of `updates()`. Lock order: `state`, then this one's.
+    let broadcaster = UpdateBroadcaster()
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
     let journal: LockedBox<JournalBox>
@@ -333,6 +335,8 @@ public final class DownloadManager: Sendable {
     // MARK: Closing
 
     deinit {
+        // Every delivery holds the manager: none is left to come, so the consumers end now.
+        broadcaster.finish()
         ownedHTTPClient?.shutdown(queue: .global()) { _ in }
     }
 
@@ -344,6 +348,8 @@ public final class DownloadManager: Sendable {
     /// Calling it again does nothing.
     public func close() {
         let actions = state.withLock { $0.close(now: now()) }
+        // The final delivery: it ends the consumers of `updates()`, after the events so far.
+        schedule(actions.wake)
         for handle in actions.cancels { handle.cancel() }
         let compacted = journal.withLock { box -> Bool in
             guard let file = box.file else { return false }

@@ -142,6 +142,7 @@ extension DownloadManagerStateMachine {
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
         }
         isClosed = true
+        actions.wake(outbox.close())
         let summary = summary(now: now)
         actions.waiters = waiters.takeAll().map { ($0, summary) }
         return actions

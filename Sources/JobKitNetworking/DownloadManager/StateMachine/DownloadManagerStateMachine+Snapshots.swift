@@ -87,10 +87,34 @@ extension DownloadManagerStateMachine {
     /// A woken delivery starts: the events and the snapshot to hand to `onUpdate`, or nil when the
     /// wake is stale or a delivery is under way.
     mutating func beginDelivery(_ wake: Wake, now: UInt64) -> DownloadManager.Update? {
+        beginNumberedDelivery(wake, now: now)?.delivery.update
+    }
+
+    /// `beginDelivery`, numbered for `updates()`' consumers; `hasNews` is false for a final delivery
+    /// asked by `close()` alone (`onUpdate` does not get it).
+    mutating func beginNumberedDelivery(_ wake: Wake, now: UInt64) -> (
+        delivery: UpdateDelivery, hasNews: Bool
+    )? {
         guard outbox.begin(wake, now: now) else { return nil }
+        let firstEvent = outbox.eventsTaken
         let events = outbox.takeEvents()
         let (items, totals) = snapshot(now: now)
-        return DownloadManager.Update(events: events, items: items, totals: totals)
+        let update = DownloadManager.Update(events: events, items: items, totals: totals)
+        return (
+            .init(update: update, number: outbox.deliveriesBegun, firstEvent: firstEvent, isFinal: outbox.isFinal),
+            outbox.hasNews
+        )
+    }
+
+    /// Where a consumer of `updates()` starts now: a snapshot of every item (no events) and the
+    /// deliveries and events it already holds; nil once closed (its sequence ends at once).
+    func updateStart(now: UInt64) -> (update: DownloadManager.Update, cut: UpdateCut)? {
+        guard !isClosed else { return nil }
+        let summary = summary(now: now)
+        return (
+            DownloadManager.Update(events: [], items: summary.items, totals: summary.totals),
+            .init(deliveriesBefore: outbox.deliveriesBegun, eventsBefore: outbox.eventsNoted)
+        )
     }
 
     /// The delivery ended: when to wake again, if anything waits.

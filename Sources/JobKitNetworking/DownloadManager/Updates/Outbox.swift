@@ -3,6 +3,11 @@
 /// At most one wake is outstanding: a state change wakes at once; progress alone wakes once the
 /// interval since the last delivery has passed. While a delivery runs nothing is woken: its end
 /// looks for what arrived meanwhile.
+///
+/// It also numbers what it hands out, for `updates()`' consumers: every event noted gets the next
+/// sequence number, and every delivery begun the next delivery number, so that a consumer can start
+/// from a snapshot and take exactly the events after it (`UpdateCut`). Closing asks one last
+/// delivery (the `final` one), which ends the consumers.
 struct Outbox {
     private var events: [DownloadManager.Event] = []
     private var progressChanged = false
@@ -15,12 +20,28 @@ struct Outbox {
     private var isDelivering = false
     private var generation: UInt64 = 0
     private var lastDelivery: UInt64?
+    /// Events noted so far: the next event's sequence number.
+    private(set) var eventsNoted: UInt64 = 0
+    /// Events handed out so far: the sequence number of the first event `takeEvents` returns.
+    private(set) var eventsTaken: UInt64 = 0
+    /// Deliveries begun so far: the number of the delivery under way (or of the last one).
+    private(set) var deliveriesBegun: UInt64 = 0
+    /// The manager was closed: the next delivery to begin (and every later one) is final.
+    private var isClosing = false
+    /// A final delivery has begun.
+    private var finalBegun = false
+    /// The delivery under way carries news for `onUpdate` (events, or progress); a final one asked
+    /// by `close()` alone carries none.
+    private(set) var hasNews = false
+    /// The delivery under way is final.
+    private(set) var isFinal = false
 
     var eventCount: Int { events.count }
 
     /// Queues an event; returns a wake to schedule, if one is needed.
     mutating func note(_ event: DownloadManager.Event) -> DeliveryWake? {
         events.append(event)
+        eventsNoted &+= 1
         guard !isDelivering, scheduled != .now else { return nil }
         scheduled = .now
         return .now
@@ -50,20 +71,37 @@ struct Outbox {
         }
         scheduled = .idle
         isDelivering = true
+        hasNews = !events.isEmpty || progressChanged
+        isFinal = isClosing
+        finalBegun = finalBegun || isClosing
+        deliveriesBegun &+= 1
         progressChanged = false
         lastDelivery = now
         return true
     }
 
     mutating func takeEvents() -> [DownloadManager.Event] {
-        defer { events = [] }
+        defer {
+            eventsTaken &+= UInt64(events.count)
+            events = []
+        }
         return events
+    }
+
+    /// The manager closed: wakes the queue for the final delivery (at once, or when the one under way
+    /// ends). Later calls do nothing.
+    mutating func close() -> DeliveryWake? {
+        guard !isClosing else { return nil }
+        isClosing = true
+        guard !isDelivering, scheduled != .now else { return nil }
+        scheduled = .now
+        return .now
     }
 
     /// A delivery ended: what arrived meanwhile wakes the queue again.
     mutating func end(now: UInt64, interval: UInt64) -> DeliveryWake? {
         isDelivering = false
-        if !events.isEmpty {
+        if !events.isEmpty || (isClosing && !finalBegun) {
             scheduled = .now
             return .now
         }

@@ -84,4 +84,38 @@ import Testing
         let last = outbox.end(now: 6, interval: interval)
         #expect(progress == nil && last == .later(generation: 1, afterNanoseconds: 98))
     }
+
+    @Test func eventsAndDeliveriesAreNumberedForTheConsumers() {
+        var outbox = Outbox()
+        for count in 0..<3 { _ = outbox.note(event(count)) }
+        #expect(outbox.eventsNoted == 3 && outbox.eventsTaken == 0 && outbox.deliveriesBegun == 0)
+        let began = outbox.begin(.now, now: 1)
+        let events = outbox.takeEvents()
+        #expect(began && events.count == 3 && outbox.hasNews && !outbox.isFinal)
+        #expect(outbox.eventsTaken == 3 && outbox.deliveriesBegun == 1)
+        _ = outbox.end(now: 2, interval: interval)
+        _ = outbox.note(event(3))
+        #expect(outbox.eventsNoted == 4 && outbox.eventsTaken == 3, "the next delivery's first event is number 3")
+    }
+
+    @Test func closingAsksOneFinalDeliveryWithNoNews() {
+        var outbox = Outbox()
+        let wake = outbox.close()
+        let again = outbox.close()
+        #expect(wake == .now && again == nil)
+        let began = outbox.begin(.now, now: 1)
+        #expect(began && outbox.isFinal && !outbox.hasNews, "onUpdate does not get it")
+        #expect(outbox.end(now: 2, interval: interval) == nil, "one final delivery")
+    }
+
+    @Test func closingDuringADeliveryWakesAgainWhenItEnds() {
+        var outbox = Outbox()
+        _ = outbox.note(event(1))
+        _ = outbox.begin(.now, now: 1)
+        _ = outbox.takeEvents()
+        #expect(outbox.close() == nil && !outbox.isFinal, "the delivery under way began before the close")
+        #expect(outbox.end(now: 2, interval: interval) == .now)
+        let began = outbox.begin(.now, now: 3)
+        #expect(began && outbox.isFinal)
+    }
 }
