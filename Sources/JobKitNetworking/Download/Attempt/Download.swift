@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -22,6 +23,8 @@ final class Download: @unchecked Sendable {
     let hooks: DownloadHooks?
     /// The metadata of the `.part`, as read at the start or written for the current response.
     var metadata: PartMetadata?
+    /// The context the download's body ran in: a traced run's span, under which each request is one.
+    let context = ServiceContext.current
 
     init(
         url: URL, destination: URL, part: PartFile, transport: DownloadTransport, controller: Job<URL>.Controller,
@@ -105,7 +108,7 @@ final class Download: @unchecked Sendable {
                 controller.queue.async { self.finalize() }
             }
         }
-        transport.start(request, handler: handler, for: controller)
+        transport.start(request, handler: handler, for: controller, context: context)
     }
 
     /// Gives the complete `.part` the destination's name and completes the run, in one step on the
