@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import JobKit
+import Logging
 import Tracing
 
 #if canImport(FoundationNetworking)
@@ -38,10 +39,11 @@ public enum DownloadTransport: Sendable {
 
     /// Sends `request` (a GET) and feeds its response to `handler`; cancelled with the run of
     /// `controller`. The handler's callbacks come one at a time, on the transport's own thread.
-    /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`).
+    /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`);
+    /// AsyncHTTPClient logs the request to `logger`.
     func start(
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
-        context: ServiceContext? = nil
+        context: ServiceContext? = nil, logger: Logger? = nil
     ) {
         var request = request
         if let span = RequestSpan.start(&request, in: context) {
@@ -55,7 +57,7 @@ public enum DownloadTransport: Sendable {
         case .urlSession(let client):
             client.start(client.session.dataTask(with: request), handler: handler, for: controller)
         case .asyncHTTPClient(let client):
-            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller)
+            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller, logger: logger)
         }
     }
 }

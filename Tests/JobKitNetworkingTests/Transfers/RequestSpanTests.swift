@@ -63,6 +63,35 @@ import Tracing
         }
     }
 
+    @Test func aManagersTracersTraceItsDownloadsAndTheirRequests() async throws {
+        try await withFixture { fixture in
+            _ = try fixture.makeFile("m.bin", count: 1024)
+            fixture.server.faults.failNext(1, status: 503, method: "GET", path: "/files/m.bin")
+            let tracer = InMemoryTracer()
+            let log = UpdateLog()
+            var configuration = testConfiguration(log, retry: .init(attempts: 2, backoff: .none))
+            configuration.tracers = [SpanTracer(tracer: tracer)]
+            let manager = try DownloadManager(
+                directory: try scratchFolder(), configuration: configuration, onUpdate: log.handler)
+            _ = try manager.add(contentsOf: [DownloadManager.Request(url: fixture.url("/files/m.bin"))])
+            #expect(await manager.waitUntilFinished().allSucceeded)
+            manager.close()
+
+            // m.bin → attempt (×2) → download m.bin → GET
+            await eventually("every span ended") { tracer.finishedSpans.count == 7 }
+            let spans = tracer.finishedSpans
+            let item = try #require(spans.first { $0.operationName == "m.bin" })
+            let attempts = spans.filter { $0.operationName == "attempt" }.sorted { start($0) < start($1) }
+            #expect(attempts.map(\.parentSpanID) == [item.spanID, item.spanID])
+            #expect(attempts.map { attribute($0, "jobkit.attempt") } == [.int64(1), .int64(2)])
+            #expect(attempts.map { $0.errors.count } == [1, 0])
+            let downloads = spans.filter { $0.operationName == "download m.bin" }.sorted { start($0) < start($1) }
+            #expect(downloads.map(\.parentSpanID) == attempts.map(\.spanID))
+            let requests = spans.filter { $0.operationName == "GET" }.sorted { start($0) < start($1) }
+            #expect(requests.map(\.parentSpanID) == downloads.map(\.spanID))
+        }
+    }
+
     @Test func aRequestOfAUserWithAPasswordIsTracedWithoutIt() async throws {
         var request = URLRequest(url: URL(string: "http://user:secret@127.0.0.1:9/files/a.bin")!)
         let tracer = InMemoryTracer()
