@@ -31,6 +31,9 @@ let package = Package(
         // `JobKitTracing`: runs as spans of the installed `Tracer`. Already in the graph through
         // AsyncHTTPClient; the in-memory tracer (`InMemoryTracing`) is for the tests only.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // Logging for `DownloadManager`, the transports and `jobkit` (`Logger`, `StreamLogHandler`).
+        // Already in the graph through AsyncHTTPClient.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -48,8 +51,11 @@ let package = Package(
             dependencies: [
                 "JobKit",
                 "CJobKitFiles",
+                "JobKitTracing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "JobKitServer",
@@ -78,6 +84,7 @@ let package = Package(
                 "JobKitNetworking",
                 "JobKitServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What the test targets share: one process harness, `eventually`, scratch folders, the scripted
@@ -88,7 +95,11 @@ let package = Package(
         .testTarget(name: "JobKitServerTests", dependencies: ["JobKitServer", "JobKitTestSupport"]),
         .testTarget(
             name: "JobKitNetworkingTests",
-            dependencies: ["JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport"]),
+            dependencies: [
+                "JobKitNetworking", "JobKitServer", "JobKitTesting", "JobKitTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "JobKitCombineTests", dependencies: ["JobKitCombine", "JobKitTestSupport"]),
         .testTarget(
             name: "JobKitTracingTests",

@@ -18,6 +18,10 @@ import Tracing
 /// - for a failed run, records the error and has the status `.error`; a cancelled run has a
 ///   `cancelled` event and no error status.
 ///
+/// A run's body runs with its span as the task-local `ServiceContext.current`: a download's HTTP
+/// request (`Job.download`) is a `client` span under its run's span, and so is
+/// any span the body starts itself.
+///
 /// Tracing is opt-in: a job that is not `traced(by:)` pays nothing for it.
 ///
 /// ```swift
@@ -65,6 +69,16 @@ public final class SpanTracer: JobTracer {
         case .finished, .failed, .cancelled:
             end(event)
         }
+    }
+
+    /// Runs the body of run `runID` with the run's span as the task-local `ServiceContext.current`
+    /// (carrying this tracer too): spans the body starts — a download's HTTP request, a `withSpan`
+    /// of its own, the task of a `Job(operation:)` — are children of the run's span.
+    public func withinRun(_ runID: UInt64, _ body: () -> Void) {
+        guard let span = spans.withLock({ $0[runID] }) else { return body() }
+        var context = span.context
+        context.jobTracer = tracer
+        ServiceContext.withValue(context) { body() }
     }
 
     private func start(_ event: JobTraceEvent) {

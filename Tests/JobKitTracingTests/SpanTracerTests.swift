@@ -118,6 +118,22 @@ import Tracing
         #expect(load.traceID == request.traceID)
     }
 
+    @Test func aRunsBodyRunsWithItsSpanAsTheCurrentContext() async throws {
+        let tracer = InMemoryTracer()
+        let inBody = Job<Void> { controller in
+            tracer.withSpan("made by the body") { _ in }
+            controller.finish()
+        }.named("body")
+        let inTask = Job<Void> { tracer.withSpan("made by the task") { _ in } }.named("async")
+        _ = await outcome(of: Job.sequence([inBody, inTask]).traced(by: SpanTracer(tracer: tracer)))
+        let spans = tracer.finishedSpans
+        let body = try #require(spans.first { $0.operationName == "body" })
+        let async = try #require(spans.first { $0.operationName == "async" })
+        #expect(spans.first { $0.operationName == "made by the body" }?.parentSpanID == body.spanID)
+        #expect(spans.first { $0.operationName == "made by the task" }?.parentSpanID == async.spanID)
+        #expect(ServiceContext.current == nil, "the scope ends with the body")
+    }
+
     @Test func anUntracedJobMakesNoSpans() async {
         let tracer = InMemoryTracer()
         _ = SpanTracer(tracer: tracer)

@@ -132,7 +132,18 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     func runBody() {
         let action = withLock { $0.start() }
         guard case .run(let body, let notice) = consume action else { return }
-        notice?.send()
+        if let notice {
+            notice.send()
+            // A traced run's body runs inside its tracers' scope (a span as the current context); an
+            // untraced one (no notice) takes none of this path.
+            if let trace = notice.trace { return trace.scoped { call(body) } }
+        }
+        call(body)
+    }
+
+    /// Calls `body` with a controller of this run.
+    @inline(__always)
+    private func call(_ body: RunBody) {
         // The caller holds this storage, and the storage its queue, until the body returns: both go
         // to the body as they are, with no retain and release around the call.
         let queue = withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }

@@ -16,6 +16,23 @@ public protocol JobTracer: AnyObject, Sendable {
     /// Called synchronously on the thread where the run changed state — any thread, concurrently for
     /// runs in parallel — so it must be thread-safe and quick: store the event and return.
     func record(_ event: JobTraceEvent)
+
+    /// Runs `body` — the body of the traced run `runID`, as it starts — inside the scope the tracer
+    /// gives that run's code, and returns when `body` returns.
+    ///
+    /// Called once per traced run, on the run's queue, right after its `started` event was recorded,
+    /// with no lock held; `body` must be called exactly once, synchronously. A `SpanTracer` binds the
+    /// run's span as the task-local `ServiceContext.current` here, so that the spans the body makes
+    /// (a download's HTTP request) are its children. The default runs `body` as it is. With several
+    /// tracers, the first one's scope is the outermost.
+    func withinRun(_ runID: UInt64, _ body: () -> Void)
+}
+
+extension JobTracer {
+    /// Runs `body` as it is: a tracer that gives runs no scope of its own.
+    public func withinRun(_ runID: UInt64, _ body: () -> Void) {
+        body()
+    }
 }
 
 /// One step in the life of a traced run.
@@ -106,6 +123,16 @@ final class TraceContext: Sendable {
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Runs `body` inside every tracer's scope for this run (see `JobTracer.withinRun`).
+    func scoped(_ body: () -> Void) {
+        scoped(tracers[...], body)
+    }
+
+    private func scoped(_ tracers: ArraySlice<any JobTracer>, _ body: () -> Void) {
+        guard let first = tracers.first else { return body() }
+        first.withinRun(id) { scoped(tracers.dropFirst(), body) }
+    }
 
     /// Reports `state` to every tracer; `error` is the error of a `.failed` state.
     func record(_ state: JobState, at time: UInt64 = now(), error: (any Error)? = nil) {

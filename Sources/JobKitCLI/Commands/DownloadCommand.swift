@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import JobKit
 import JobKitNetworking
+import Logging
 
 /// `jobkit download URL… | -i FILE`: downloads into a folder through a `DownloadManager`, resumable after
 /// Ctrl-C or a crash, verified when a checksum is given.
@@ -49,6 +51,20 @@ struct DownloadCommand: AsyncParsableCommand {
                 + "file in the way (aria2's flag). Without it such a download fails, named, and the rest go on."))
     var allowOverwrite = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Write a Chrome trace (Perfetto, chrome://tracing) of every download and its attempts.",
+            valueName: "file.json"))
+    var trace: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Log the downloads on standard error from this level on: trace, debug (each download's start, "
+                + "responses and end), info, notice, warning (retries), error (failures) or critical. "
+                + "Without it nothing is logged.",
+            valueName: "level"))
+    var logLevel: Logger.Level?
+
     @OptionGroup var transfer: TransferOptions
 
     func validate() throws {
@@ -77,9 +93,28 @@ struct DownloadCommand: AsyncParsableCommand {
         } catch {
             throw CommandLineError.usage(CommandLineError.describe(error))
         }
+        let chromeTrace = trace.map { _ in ChromeTraceWriter() }
         let exit = await DownloadSession.run(
             plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer,
-            durability: fsync ? .system : .process, allowOverwrite: allowOverwrite)
+            durability: fsync ? .system : .process, allowOverwrite: allowOverwrite,
+            tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger))
+        if let chromeTrace, let trace {
+            do {
+                try chromeTrace.write(to: URL(fileURLWithPath: trace))
+            } catch {
+                throw CommandLineError.report(error)
+            }
+            if !transfer.json && !transfer.quiet { print("trace written to \(trace)") }
+        }
         if exit != .success { throw exit }
     }
+
+    /// A logger that writes lines from `level` on to standard error.
+    static func logger(_ level: Logger.Level) -> Logger {
+        var logger = Logger(label: "jobkit", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = level
+        return logger
+    }
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import JobKit
 import JobKitNetworking
+import Logging
 
 /// One run of `jobkit download`: a `DownloadManager` on the output folder, the plan's items added to it, the
 /// display fed from its updates, Ctrl-C closing it cleanly, and the summary.
@@ -14,9 +16,10 @@ enum DownloadSession {
     /// Only the plan's items run: an earlier command's leftovers in the folder's journal stay there,
     /// untouched, and count for nothing here. A name the journal holds for another URL (or
     /// checksum) fails that item only, unless `allowOverwrite`, which also replaces a file in the way.
+    /// `tracers` trace every download; the manager logs to `logger` when given.
     static func run(
         _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process,
-        allowOverwrite: Bool = false
+        allowOverwrite: Bool = false, tracers: [any JobTracer] = [], logger: Logger? = nil
     ) async -> ExitCode {
         StandardOutput.makeLineBuffered()
         let display = TransferDisplay.standard(json: options.json, quiet: options.quiet)
@@ -25,6 +28,8 @@ enum DownloadSession {
             maxConcurrent: options.maxConcurrent,
             retry: DownloadManager.RetryPolicy(attempts: options.retry + 1), durability: durability)
         configuration.startsRestoredItems = false
+        configuration.tracers = tracers
+        if let logger { configuration.logger = logger }
         let view = DownloadView(display: display)
         let manager: DownloadManager
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// What a download tells its owner beyond its progress fraction (`DownloadManager`'s bytes, checksum
 /// and journal).
@@ -13,4 +14,6 @@ struct DownloadHooks: Sendable {
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
     var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
+    /// Where the download logs its requests and responses (`debug`), with the item's metadata.
+    var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
 }

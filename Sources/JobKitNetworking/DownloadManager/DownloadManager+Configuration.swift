@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobKit
+import Logging
 
 extension DownloadManager {
     /// How a manager runs its downloads and reports them.
@@ -46,6 +47,22 @@ extension DownloadManager {
         /// completions close together). Default `.dispatch`. A `TestScheduler` (from `JobKitTesting`)
         /// moves them by hand; the transport's own timeouts stay on the real clock.
         public var scheduler: any JobScheduler
+        /// Where the manager and its transports log: `debug` for each download's start, end and
+        /// responses, `warning` for a failed attempt that is retried, `error` for a download that
+        /// failed; each with the item's `download.id`, `download.name` and `download.url` (without a
+        /// user or password) as metadata. AsyncHTTPClient logs its requests to it too. Default: a
+        /// logger that discards everything — the manager prints nothing by itself.
+        ///
+        /// ```swift
+        /// var configuration = DownloadManager.Configuration()
+        /// configuration.logger = Logger(label: "downloads")
+        /// ```
+        public var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// What traces each download: its run (named after the item) and, for retried downloads,
+        /// each attempt's run under it. With a `SpanTracer`, each HTTP request is a span under its
+        /// attempt's; with a `ChromeTraceWriter`, the downloads are rows of a Chrome trace. Default:
+        /// none (untraced runs pay nothing for tracing).
+        public var tracers: [any JobTracer] = []
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 

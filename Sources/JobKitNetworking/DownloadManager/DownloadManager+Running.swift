@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Dispatch
 import Foundation
 import JobKit
+import Logging
 
 extension DownloadManager {
     // MARK: Running
@@ -112,21 +113,29 @@ extension DownloadManager {
                     })
             },
             received: { [self] count in
-                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: now()) })
-                {
+                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: now()) }) {
                     schedule(wake)
                 }
             },
-            beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) })
+            beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) },
+            logger: DownloadLog.logger(configuration.logger, for: start))
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
             hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile)
         let retry = configuration.retry
+        let tracers = configuration.tracers
+        if !tracers.isEmpty { job = job.named("download \(start.name)") }
         if retry.attempts > 1 {
-            job = job.retryingTransientFailures(
-                attempts: retry.attempts, backoff: retry.backoff, maxRetryAfter: retry.maxRetryAfter,
-                scheduler: configuration.scheduler)
+            // `retryingTransientFailures`, with each attempt's failure logged.
+            job = DownloadLog.attempts(of: job, retry: retry, logger: hooks.logger)
+            if !tracers.isEmpty { job = job.named("attempt") }
+            job = job.retry(
+                retry.attempts, backoff: retry.backoff, scheduler: configuration.scheduler,
+                when: TransientFailure.isTransient)
+            if !tracers.isEmpty { job = job.named(start.name) }
         }
+        job = tracers.reduce(job) { $0.traced(by: $1) }
+        hooks.logger.debug("download started")
         let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
             ended(start, result)
         }
@@ -168,6 +177,7 @@ extension DownloadManager {
         case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
         case .failure(let error): outcome = .failed(ItemError(error))
         }
+        DownloadLog.ended(start, outcome, logger: configuration.logger)
         perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: now()) })
     }
 

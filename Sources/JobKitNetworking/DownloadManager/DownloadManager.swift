@@ -158,7 +158,8 @@ public final class DownloadManager: Sendable {
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
             interval: configuration.progressInterval, window: configuration.speedWindow,
             startsRestored: configuration.startsRestoredItems)
-        let actions = machine.restore(recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
+        let actions = machine.restore(
+            recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)
         journal = .make(JournalBox(file: file))
         perform(actions)

@@ -22,12 +22,15 @@ extension Job {
         maxRetryAfter: Duration = .seconds(300),
         scheduler: any JobScheduler = .dispatch
     ) -> Job<Value> {
-        mapError { error in
-            guard let status = error as? HTTPStatusError, let requested = status.retryAfter,
-                requested > maxRetryAfter
-            else { return error }
-            return RetryAfterTooLongError(requested: requested, maximum: maxRetryAfter, response: status)
-        }
-        .retry(max(attempts, 1), backoff: backoff, scheduler: scheduler, when: TransientFailure.isTransient)
+        mapError { error in Self.limitingRetryAfter(error, to: maxRetryAfter) }
+            .retry(max(attempts, 1), backoff: backoff, scheduler: scheduler, when: TransientFailure.isTransient)
+    }
+
+    /// `error`, or a `RetryAfterTooLongError` when it is a status whose `Retry-After` is longer than
+    /// `maxRetryAfter` (it is then not transient: not retried).
+    static func limitingRetryAfter(_ error: any Error, to maxRetryAfter: Duration) -> any Error {
+        guard let status = error as? HTTPStatusError, let requested = status.retryAfter, requested > maxRetryAfter
+        else { return error }
+        return RetryAfterTooLongError(requested: requested, maximum: maxRetryAfter, response: status)
     }
 }

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import JobKit
+import Logging
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -37,12 +39,25 @@ public enum DownloadTransport: Sendable {
 
     /// Sends `request` (a GET) and feeds its response to `handler`; cancelled with the run of
     /// `controller`. The handler's callbacks come one at a time, on the transport's own thread.
-    func start(_ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller) {
+    /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`);
+    /// AsyncHTTPClient logs the request to `logger`.
+    func start(
+        _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
+        context: ServiceContext? = nil, logger: Logger? = nil
+    ) {
+        var request = request
+        if let span = RequestSpan.start(&request, in: context) {
+            let complete = handler.onComplete
+            handler.onComplete = { [unowned handler] response, error in
+                span.end(response, error ?? handler.failure)
+                complete(response, error)
+            }
+        }
         switch self {
         case .urlSession(let client):
             client.start(client.session.dataTask(with: request), handler: handler, for: controller)
         case .asyncHTTPClient(let client):
-            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller)
+            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller, logger: logger)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -22,6 +23,8 @@ final class Download: @unchecked Sendable {
     let hooks: DownloadHooks?
     /// The metadata of the `.part`, as read at the start or written for the current response.
     var metadata: PartMetadata?
+    /// The context the download's body ran in: a traced run's span, under which each request is one.
+    let context = ServiceContext.current
 
     init(
         url: URL, destination: URL, part: PartFile, transport: DownloadTransport, controller: Job<URL>.Controller,
@@ -51,7 +54,10 @@ final class Download: @unchecked Sendable {
         var request = URLRequest(url: url)
         for (name, value) in machine.requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
         let handler = TransferHandler()
+        let logger = hooks?.logger
+        logger?.debug("request sent", metadata: ["download.resume_offset": "\(offset ?? 0)"])
         handler.onResponse = { [self] response in
+            logger?.debug("response received", metadata: ["http.status": "\(response.statusCode)"])
             switch try machine.received(status: response.statusCode, headers: response.lowercasedHeaders) {
             case .write(let start, let total, let truncating, let newMetadata):
                 if truncating {
@@ -105,7 +111,7 @@ final class Download: @unchecked Sendable {
                 controller.queue.async { self.finalize() }
             }
         }
-        transport.start(request, handler: handler, for: controller)
+        transport.start(request, handler: handler, for: controller, context: context, logger: logger)
     }
 
     /// Gives the complete `.part` the destination's name and completes the run, in one step on the

@@ -62,7 +62,7 @@ extension DownloadManager {
         // Under the state lock: the snapshot and the registration are one step, so the consumer
         // takes exactly the deliveries and events after its snapshot.
         let id = state.withLock { machine in
-            machine.updateStart(now: Self.now()).flatMap { broadcaster.subscribe(initial: $0.update, after: $0.cut) }
+            machine.updateStart(now: now()).flatMap { broadcaster.subscribe(initial: $0.update, after: $0.cut) }
         }
         return UpdateSubscription(broadcaster: broadcaster, id: id)
     }

@@ -5,7 +5,8 @@ import AsyncHTTPClient
 /// and `maxPerHost` bound them: a second, fixed limit would only make downloads wait in the
 /// client's pool, and fail there), the body as sent (no decompression), redirects followed, and a
 /// transfer that stays silent for a minute fails as timed out (and is retried as transient).
-/// AsyncHTTPClient keeps trying a refused connection until the connect timeout (its issue 743), so
+/// No request spans of AsyncHTTPClient's own: a traced download's request is a span JobKit makes
+/// under its run's (`RequestSpan`). AsyncHTTPClient keeps trying a refused connection until the connect timeout (its issue 743), so
 /// that is its default 10 s.
 enum DownloadHTTPClient {
     static func make() -> HTTPClient {
@@ -14,6 +15,8 @@ enum DownloadHTTPClient {
             timeout: .init(connect: .seconds(10), read: .seconds(60)))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = .max
         configuration.decompression = .disabled
+        // Its request spans would be roots of traces of their own (see `RequestSpan`).
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import JobKit
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -63,6 +64,8 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private let client: HTTPClient
     private let eventLoop: any EventLoop
     private let handler: TransferHandler
+    /// Where AsyncHTTPClient logs the request; nil: nowhere.
+    private let logger: Logger?
     private let slot = LockedBox<Slot>.make(.waiting)
     private var backlog = FileWorkBacklog<Work>()
     /// Completed once the backlog is below `backlogLimit` again: AsyncHTTPClient waits for it.
@@ -76,8 +79,9 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// The rest of the body is not the handler's (it asked to stop, or failed).
     private var discards = false
 
-    private init(url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler) {
+    private init(url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?) {
         self.url = url
+        self.logger = logger
         self.request = request
         self.client = client
         self.handler = handler
@@ -86,8 +90,10 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
     /// A run cancelled first never sends it (and its handler hears nothing, as on the URLSession path).
+    /// AsyncHTTPClient logs the request to `logger`.
     static func start(
-        _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller
+        _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller,
+        logger: Logger? = nil
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
         let built: HTTPClient.Request
@@ -99,7 +105,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
             // On the run's queue, as the download's first attempt: not an event loop.
             return handler.onComplete(nil, Self.transportError(error, url: url))
         }
-        let transfer = HTTPClientTransfer(url: url, request: built, client: client, handler: handler)
+        let transfer = HTTPClientTransfer(url: url, request: built, client: client, handler: handler, logger: logger)
         controller.onCancel { transfer.cancel() }
         transfer.send()
     }
@@ -112,7 +118,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
             return true
         }
         guard wanted else { return false }
-        let task = client.execute(request: request, delegate: self, eventLoop: .delegate(on: eventLoop))
+        let task = client.execute(request: request, delegate: self, eventLoop: .delegate(on: eventLoop), logger: logger)
         // Every failure ends here, once, after the delegate heard of it — also a redirect cycle or
         // one too many, which fail the task without telling the delegate (a redirect's own task
         // cascades into this one).
