@@ -38,13 +38,33 @@ package final class LaunchedProcess: @unchecked Sendable {
 
     /// Polls until `condition` holds or the process ended or `seconds` passed; returns whether it holds.
     /// (Waiting for the child to reach a point, not for an outcome: the outcome is checked afterwards.)
-    package func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard process.isRunning, Date() < deadline else { return condition() }
-            try? await Task.sleep(for: .milliseconds(5))
+    /// It polls every 5 ms on a thread of GCD's, which the system schedules however busy the tests'
+    /// shared threads are: a test that kills its child at a point sees that point in time.
+    package func waitUntil(seconds: Double = 30, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await offThePool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                guard self.process.isRunning, Date() < deadline else { return condition() }
+                usleep(5_000)
+            }
+            return true
         }
-        return true
+    }
+
+    /// Polls as `waitUntil` does and sends `signal` from the polling thread the moment `condition`
+    /// holds (or the time is up); returns whether it held. A test that kills its child at a point
+    /// must not wait for a shared thread between seeing the point and acting on it: under a full
+    /// run's load that wait can outlast the child's whole run.
+    package func send(
+        _ signal: Int32, seconds: Double = 30, when condition: @escaping @Sendable () -> Bool
+    ) async -> Bool {
+        await offThePool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition(), self.process.isRunning, Date() < deadline { usleep(2_000) }
+            let held = condition()
+            self.send(signal)
+            return held
+        }
     }
 
     /// Sends `signal`.

@@ -55,8 +55,7 @@ import Testing
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "3"]
         let first = try LaunchedProcess(arguments)
         // Kill as soon as a large file is partly there (polling the folder: the point to kill at, not an outcome).
-        let partial = await first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
-        first.send(SIGKILL)
+        let partial = await first.send(SIGKILL) { large.contains { fixture.partSize($0) >= 1 << 20 } }
         #expect(await first.wait() == SIGKILL)
         try #require(partial, "the run ended before a large file was partly downloaded: \(first.stdout.suffix(300))")
         let completedBefore = (small + large).filter(fixture.arrived)
@@ -128,8 +127,7 @@ import Testing
         let list = try fixture.inputFile(names, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "1", "--json"]
         let first = try LaunchedProcess(arguments)
-        #expect(await first.waitUntil { first.stdout.contains(#""event":"completed""#) }, "\(first.stderr)")
-        first.send(SIGINT)
+        #expect(await first.send(SIGINT) { first.stdout.contains(#""event":"completed""#) }, "\(first.stderr)")
         #expect(await first.wait() == 130)
         #expect(first.stderr.contains("interrupted: "), "\(first.stderr)")
         #expect(first.stdout.split(separator: "\n").last?.contains(#""interrupted":true"#) == true)
@@ -143,7 +141,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 20) { 1000 + $0 }
-        let (server, base) = try serve(fixture, ["--latency", "200"])
+        let (server, base) = try serve(fixture, ["--latency", "1000"])
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try LaunchedProcess(["download", "-o", fixture.output.path, "-j", "1"] + urls)
         #expect(await first.waitUntil { first.stdout.contains("started") }, "\(first.stderr)")

@@ -40,8 +40,7 @@ struct DownloadNginxTests {
         let list = try fixture.inputFile(small + large, base: nginx.baseURL)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "4"]
         let first = try LaunchedProcess(arguments)
-        let partial = await first.waitUntil { large.contains { fixture.partSize($0) >= 1 << 20 } }
-        first.send(SIGKILL)
+        let partial = await first.send(SIGKILL) { large.contains { fixture.partSize($0) >= 1 << 20 } }
         #expect(await first.wait() == SIGKILL)
         try #require(partial, "the run ended before a large file was partly downloaded")
         let completedBefore = (small + large).filter(fixture.arrived)

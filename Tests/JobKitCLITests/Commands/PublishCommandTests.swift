@@ -163,8 +163,7 @@ import Testing
         let media = try files([1_000, 2_000, 3_000], in: folder)
         let publish = try LaunchedProcess(
             ["publish", "--server", base.absoluteString, "--text", "stopped", "-j", "1"] + media.map(\.path))
-        #expect(await publish.waitUntil { publish.stdout.contains("started") }, "\(publish.stderr)")
-        publish.send(SIGINT)
+        #expect(await publish.send(SIGINT) { publish.stdout.contains("started") }, "\(publish.stderr)")
         #expect(await publish.wait() == 130)
         #expect(publish.stderr.contains("interrupted: the post was not created"), "\(publish.stderr)")
         #expect(try await posts(on: base).isEmpty)
