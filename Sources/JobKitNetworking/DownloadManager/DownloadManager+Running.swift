@@ -146,7 +146,7 @@ extension DownloadManager {
     func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
         if let checksum = start.checksum {
             schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: now()) })
-            let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
+            let actual = try part.reading { try Checksum.compute(checksum.algorithm, reading: $0, path: part.part) }
             guard actual == checksum else {
                 throw ItemError(
                     kind: .checksumMismatch,
