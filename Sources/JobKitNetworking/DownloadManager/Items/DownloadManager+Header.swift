@@ -38,7 +38,7 @@ extension DownloadManager {
         /// A header named `name` with `value`.
         ///
         /// - Throws: `DownloadManagerError.invalidHeader` for a name that is empty, longer than
-        ///   `maximumNameLength` or not an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``), a
+        ///   `maximumNameLength` or not an HTTP token (letters, digits and `!#$%&'*+-.^_|~` or a backtick), a
         ///   reserved name, or a value longer than `maximumValueLength` bytes or with a control
         ///   character (a CR or LF would smuggle another header, a NUL cut it; a tab is fine).
         public init(_ name: String, _ value: String) throws(DownloadManagerError) {
