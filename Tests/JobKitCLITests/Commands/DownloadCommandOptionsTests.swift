@@ -139,4 +139,11 @@ import Testing
         #expect(shortened.utf8.count == 255 && shortened.hasSuffix(".iso"))
         #expect(try Data(contentsOf: folder.appendingPathComponent("passwd")) == Data("/escape".utf8))
     }
+
+    @Test func theHelpListsTheNewOptions() async throws {
+        let help = try await runProduct("jobkit", arguments: ["download", "--help"])
+        for text in ["--content-disposition", "header=", "referer=", "user-agent=", "sha-512", "Content-Disposition"] {
+            #expect(help.stdout.contains(text), "\(text): \(help.stdout)")
+        }
+    }
 }
