@@ -13,7 +13,10 @@ struct DownloadCommand: AsyncParsableCommand {
         discussion: """
             Files take the last path component of their URL as their name, or out=NAME from an input file. \
             An input file (-i, as aria2's) has a URL per line, each followed by indented option lines \
-            (out=NAME, checksum=sha-256=HEX), and # comments. The output folder keeps a journal \
+            (out=NAME; checksum=ALGORITHM=HEX with md5, sha-1, sha-224, sha-256, sha-384 or sha-512; \
+            header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT), and # comments. Headers go with \
+            every request of their file, resumes and retries included; Range, Host, Accept-Encoding, \
+            If-Range and the other headers a download or its connection sets are refused (exit 64). The output folder keeps a journal \
             (.jobkit-downloads.journal): run the same command again after Ctrl-C, a crash or kill -9 and \
             completed files are kept (not fetched again) while partial ones resume with ranges, when the \
             server proves they are the same file. A file whose checksum does not match is removed; nothing \
@@ -29,7 +32,8 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(
         name: [.customShort("i"), .long],
         help: ArgumentHelp(
-            "Read URLs, with their out= and checksum= options, from this aria2-style file ('-': standard input).",
+            "Read URLs, with their out=, checksum=, header=, referer= and user-agent= options, from this "
+                + "aria2-style file ('-': standard input).",
             valueName: "file"))
     var inputFile: String?
 
@@ -50,6 +54,14 @@ struct DownloadCommand: AsyncParsableCommand {
             "Replace what is under a file's name: a file this folder's journal holds for another URL, or any "
                 + "file in the way (aria2's flag). Without it such a download fails, named, and the rest go on."))
     var allowOverwrite = false
+
+    @Flag(
+        help: ArgumentHelp(
+            "Name each file that has no out= as its server suggests in Content-Disposition (RFC 6266 filename*= "
+                + "or filename=), asked with a GET of its first byte before the downloads start; only the last "
+                + "path component is kept, made safe by the same rule as URL names. Without a suggestion, or when "
+                + "another file of the command has that name, the URL's name is used (aria2's flag)."))
+    var contentDisposition = false
 
     @Option(
         help: ArgumentHelp(
@@ -75,7 +87,7 @@ struct DownloadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let plan: DownloadPlan
+        var plan: DownloadPlan
         do {
             let entries = try inputFile.map { try DownloadInputFile.read($0) } ?? []
             plan = try DownloadPlan.make(
@@ -92,6 +104,17 @@ struct DownloadCommand: AsyncParsableCommand {
             throw CommandLineError.usage(error.localizedDescription)
         } catch {
             throw CommandLineError.usage(CommandLineError.describe(error))
+        }
+        if contentDisposition {
+            let named = plan.items.indices.filter { plan.items[$0].namedByURL }
+            let values = await ContentDisposition.probe(
+                named.map { (plan.items[$0].url, plan.items[$0].headers.map { ($0.name, $0.value) }) },
+                width: transfer.maxConcurrent)
+            var names = [String?](repeating: nil, count: plan.items.count)
+            for (index, value) in zip(named, values) {
+                names[index] = value.flatMap(DownloadNaming.name(fromContentDisposition:))
+            }
+            plan = plan.naming(names)
         }
         let chromeTrace = trace.map { _ in ChromeTraceWriter() }
         let exit = await DownloadSession.run(

@@ -1,4 +1,5 @@
 import Foundation
+import JobKitNetworking
 
 /// aria2's input file, as `jobkit download -i FILE` reads it: a URL on a line of its own, then its options
 /// on indented lines; `#` comments and blank lines anywhere.
@@ -11,9 +12,15 @@ import Foundation
 /// https://example.com/images/notes.txt
 /// ```
 ///
-/// Options: `out=NAME` (the file name in the output folder) and `checksum=sha-256=HEX`. A line that is not
-/// one of these is an error naming its line: an option before any URL, an unknown or repeated option, a
-/// line without `=`, several URLs on one line (aria2's mirrors), a URL that is not `http` or `https`.
+/// Options: `out=NAME` (the file name in the output folder), `checksum=ALGORITHM=HEX` (md5, sha-1, sha-224,
+/// sha-256, sha-384, sha-512), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
+/// (headers sent with every request of the file). A line that is not one of these is an error naming its
+/// line: an option before any URL, an unknown or repeated option, a line without `=`, a header that cannot be
+/// sent (a reserved name such as `Range`, a control character), several URLs on one line (aria2's mirrors),
+/// a URL that is not `http` or `https`.
+///
+/// Each option is one entry of `options`, which says how it applies and whether it repeats: a new option is
+/// one more entry there.
 enum DownloadInputFile {
     /// The longest input file read: 64 MiB.
     static let maximumBytes = 64 << 20
@@ -25,6 +32,8 @@ enum DownloadInputFile {
         var name: String?
         /// `checksum=`: the text after `checksum=`, as written (checked by the caller).
         var checksum: String?
+        /// `header=`, `referer=` and `user-agent=`, in the order given, validated.
+        var headers: [DownloadManager.Header] = []
         /// Where the URL was: its line in the file (or its position among the arguments), from 1.
         var line: Int
     }
@@ -56,19 +65,14 @@ enum DownloadInputFile {
                 }
                 let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
                 let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-                guard seenOptions.insert(key).inserted else { throw fail("'\(shown(key))' given twice for one URL") }
-                switch key {
-                case "out":
-                    if let problem = DownloadNaming.problem(with: value) {
-                        throw fail("out=\(shown(value)): \(problem)")
-                    }
-                    entries[entries.count - 1].name = value
-                case "checksum":
-                    guard !value.isEmpty else { throw fail("checksum= needs a value, like sha-256=HEX") }
-                    entries[entries.count - 1].checksum = value
-                default:
-                    throw fail("unknown option '\(shown(key))': jobkit reads out= and checksum=")
+                guard let option = options[key] else {
+                    let known = options.keys.sorted().map { $0 + "=" }.joined(separator: ", ")
+                    throw fail("unknown option '\(shown(key))': jobkit reads \(known)")
                 }
+                guard option.repeats || seenOptions.insert(key).inserted else {
+                    throw fail("'\(shown(key))' given twice for one URL")
+                }
+                if let problem = option.apply(value, &entries[entries.count - 1]) { throw fail(problem) }
                 continue
             }
             guard !trimmed.contains(where: { $0 == " " || $0 == "\t" }) else {
@@ -79,6 +83,56 @@ enum DownloadInputFile {
             seenOptions = []
         }
         return entries
+    }
+
+    /// One option of an input file: how it applies to its entry (nil, or what is wrong with the value), and
+    /// whether it may be given more than once for one URL.
+    struct Option: Sendable {
+        var repeats = false
+        var apply: @Sendable (_ value: String, _ entry: inout Entry) -> String?
+    }
+
+    /// The options jobkit reads, by key (lowercase).
+    static let options: [String: Option] = [
+        "out": Option { value, entry in
+            if let problem = DownloadNaming.problem(with: value) { return "out=\(shown(value)): \(problem)" }
+            entry.name = value
+            return nil
+        },
+        "checksum": Option { value, entry in
+            guard !value.isEmpty else { return "checksum= needs a value, like sha-256=HEX" }
+            entry.checksum = value
+            return nil
+        },
+        "header": Option(repeats: true) { value, entry in
+            addHeader("header=", value, to: &entry) { () throws(DownloadManagerError) in
+                try DownloadManager.Header(parsing: value)
+            }
+        },
+        "referer": Option { value, entry in
+            addHeader("referer=", value, to: &entry) { () throws(DownloadManagerError) in
+                try DownloadManager.Header("Referer", value)
+            }
+        },
+        "user-agent": Option { value, entry in
+            addHeader("user-agent=", value, to: &entry) { () throws(DownloadManagerError) in
+                try DownloadManager.Header("User-Agent", value)
+            }
+        },
+    ]
+
+    /// Adds the header `make` makes to `entry`: nil, or what is wrong (never the value: it may be a secret).
+    private static func addHeader(
+        _ option: String, _ value: String, to entry: inout Entry,
+        _ make: () throws(DownloadManagerError) -> DownloadManager.Header
+    ) -> String? {
+        guard !value.isEmpty else { return "\(option) needs a value" }
+        do {
+            entry.headers.append(try make())
+            return nil
+        } catch {
+            return "\(option): \(error.localizedDescription)"
+        }
     }
 
     /// Reads and parses the file at `path` (`-` for standard input).

@@ -27,11 +27,24 @@ enum DownloadNaming {
         let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         let last = path.split(separator: "/").last.map(String.init) ?? ""
         let decoded = last.removingPercentEncoding ?? last
+        return sanitized(decoded) ?? "index.html"
+    }
+
+    /// The name a server suggests in `Content-Disposition` (`--content-disposition`), made safe by the same
+    /// rule as a URL's: only its last path component, control characters (NUL too) and `/` replaced by `_`,
+    /// shortened to 255 bytes keeping its extension, a `_` against the names the manager keeps; nil for a
+    /// header without a name, or one that is empty, `.` or `..` (the URL's name is used then).
+    static func name(fromContentDisposition value: String) -> String? {
+        ContentDisposition.fileName(value).flatMap(sanitized)
+    }
+
+    /// `text` made a file name by the rule of `name(for:)`; nil when nothing usable is left.
+    private static func sanitized(_ text: String) -> String? {
         var name = String(
-            decoded.unicodeScalars.map {
+            text.unicodeScalars.map {
                 $0 == "/" || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "_" : Character($0)
             })
-        if name.isEmpty || name == "." || name == ".." { return "index.html" }
+        if name.trimmingCharacters(in: .whitespaces).isEmpty || name == "." || name == ".." { return nil }
         if name.hasPrefix(".jobkit") { name = "_" + name }
         name = shortened(name, to: maximumNameBytes)
         return problem(with: name) == nil ? name : shortened(name, to: maximumNameBytes - 1) + "_"

@@ -8,6 +8,10 @@ struct DownloadPlan: Equatable, Sendable {
         var url: URL
         var name: String
         var checksum: String?
+        /// Headers sent with each of its requests (`header=`, `referer=`, `user-agent=`).
+        var headers: [DownloadManager.Header] = []
+        /// Its name comes from its URL (no `out=`): `--content-disposition` may take the server's instead.
+        var namedByURL = true
         /// Where it was given, for messages: `URL 2` or `list.txt:7`.
         var origin: String
     }
@@ -44,7 +48,7 @@ struct DownloadPlan: Equatable, Sendable {
             items.append(
                 Item(
                     url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
-                    origin: origin))
+                    headers: entry.headers, namedByURL: entry.name == nil, origin: origin))
         }
         var firstByName: [String: Item] = [:]
         for item in items {
@@ -57,5 +61,19 @@ struct DownloadPlan: Equatable, Sendable {
             firstByName[item.name] = item
         }
         return DownloadPlan(items: items)
+    }
+
+    /// The plan with the names servers suggest (`names[i]` for item `i`, nil: none) for the items named by
+    /// their URL. A suggested name already taken by another item of the plan is not used: that item keeps its
+    /// URL's name.
+    func naming(_ names: [String?]) -> DownloadPlan {
+        var plan = self
+        var taken = Set(items.map(\.name))
+        for (index, suggested) in names.enumerated() where index < items.count && items[index].namedByURL {
+            guard let suggested, suggested != items[index].name, !taken.contains(suggested) else { continue }
+            taken.insert(suggested)
+            plan.items[index].name = suggested
+        }
+        return plan
     }
 }

@@ -119,7 +119,8 @@ enum DownloadSession {
             }
             requests.append(
                 DownloadManager.Request(
-                    url: item.url, name: item.name, checksum: checksum, replacesExistingFile: allowOverwrite))
+                    url: item.url, name: item.name, checksum: checksum, replacesExistingFile: allowOverwrite,
+                    headers: item.headers))
         }
         return (requests, refused)
     }

@@ -75,10 +75,12 @@ extension Job where Value == URL {
 
     /// `download(from:to:transport:blindResume:durability:)`, telling `hooks` of its bytes and its
     /// end (for `DownloadManager`). With `folder`, the file is `name` in that open folder (the
-    /// manager's); `replacing` lets the finished file replace one under its name.
+    /// manager's); `replacing` lets the finished file replace one under its name. `headers` go with
+    /// every request; `item` makes the `.part` the manager's item's (resumable from another URL).
     static func download(
         from url: URL, to destination: URL, transport: DownloadTransport, blindResume: Bool, durability: Durability,
-        hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false
+        hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false,
+        headers: [(name: String, value: String)] = [], item: UInt64? = nil
     ) -> Job<URL> {
         Job { controller in
             let part: PartFile
@@ -93,7 +95,7 @@ extension Job where Value == URL {
             }
             let download = Download(
                 url: url, destination: destination, part: part, transport: transport, controller: controller,
-                durability: durability, hooks: hooks)
+                durability: durability, hooks: hooks, headers: headers, item: item)
             do {
                 let resume = download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }

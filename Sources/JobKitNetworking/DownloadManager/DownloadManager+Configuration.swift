@@ -63,6 +63,26 @@ extension DownloadManager {
         /// attempt's; with a `ChromeTraceWriter`, the downloads are rows of a Chrome trace. Default:
         /// none (untraced runs pay nothing for tracing).
         public var tracers: [any JobTracer] = []
+        /// Asked for a fresh URL when an item's server refuses it with 401, 403 or 410 — a signed
+        /// URL (S3, a CDN) that expired — before the item fails. Called with the item (its current
+        /// URL, state `running`) and the status, on no particular thread, once per refusal, never
+        /// with a lock of the manager held; the manager keeps the closure for its lifetime.
+        ///
+        /// A URL (http or https) becomes the item's (recorded in the journal, as `replaceURL` does)
+        /// and the item is queued again: its `.part` resumes from the new URL when the server proves
+        /// with the validator (ETag or Last-Modified) that it serves the same bytes, and starts over
+        /// when it does not. nil fails the item as it would have failed. A refused answer to a
+        /// refreshed URL, before any byte of it arrived, fails the item without asking again. While
+        /// the closure runs the item stays `running`, holding its slot; suspending, cancelling or
+        /// removing it (or closing the manager) meanwhile drops the answer. Default nil: a refusal
+        /// fails the item.
+        ///
+        /// ```swift
+        /// configuration.urlRefresher = { item, status in
+        ///     try? await api.signedURL(for: item.name)   // nil: the item fails with the status
+        /// }
+        /// ```
+        public var urlRefresher: (@Sendable (_ item: Item, _ status: Int) async -> URL?)?
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 

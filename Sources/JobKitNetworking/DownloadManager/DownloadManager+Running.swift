@@ -121,7 +121,8 @@ extension DownloadManager {
             logger: DownloadLog.logger(configuration.logger, for: start))
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
-            hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile)
+            hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile,
+            headers: start.headers.map { ($0.name, $0.value) }, item: start.id.rawValue)
         let retry = configuration.retry
         let tracers = configuration.tracers
         if !tracers.isEmpty { job = job.named("download \(start.name)") }
@@ -146,7 +147,7 @@ extension DownloadManager {
     func finalizing(_ start: Machine.Start, part: PartFile, length: Int64) throws {
         if let checksum = start.checksum {
             schedule(state.withLock { $0.verifying(start.id, generation: start.generation, now: now()) })
-            let actual = try part.reading { try Checksum.sha256(reading: $0, path: part.part) }
+            let actual = try part.reading { try Checksum.compute(checksum.algorithm, reading: $0, path: part.part) }
             guard actual == checksum else {
                 throw ItemError(
                     kind: .checksumMismatch,
@@ -175,7 +176,11 @@ extension DownloadManager {
         switch result {
         case .success: outcome = .completed
         case .failure(let error as JobError) where error == .cancelled: outcome = .cancelled
-        case .failure(let error): outcome = .failed(ItemError(error))
+        case .failure(let error):
+            let failure = ItemError(error)
+            // Refused (an expired signed URL, say): the refresher may give a URL to go on from.
+            if refreshesURL(start, after: failure) { return }
+            outcome = .failed(failure)
         }
         DownloadLog.ended(start, outcome, logger: configuration.logger)
         perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: now()) })

@@ -9,6 +9,9 @@ public enum DownloadManagerError: Error, LocalizedError, Equatable, Sendable {
     case nameTaken(String, by: DownloadManager.ItemID)
     /// Not an `http` or `https` URL with a host.
     case unsupportedURL(String)
+    /// A request's header cannot be sent: a name that is not an HTTP token or is reserved, a value
+    /// with a control character, too long, or too many headers (see `DownloadManager.Header`).
+    case invalidHeader(String, reason: String)
     /// No item has this id (it was removed, or never existed).
     case unknownItem(DownloadManager.ItemID)
     /// Another manager, in this process or another one, has the directory open.
@@ -26,6 +29,8 @@ public enum DownloadManagerError: Error, LocalizedError, Equatable, Sendable {
         case .invalidName(let name, let reason): "invalid file name '\(name.escapingControlCharacters)': \(reason)"
         case .nameTaken(let name, let id): "the file name '\(name)' is already taken by download \(id)"
         case .unsupportedURL(let url): "cannot download \(url): only http and https URLs with a host are supported"
+        case .invalidHeader(let name, let reason):
+            "invalid header '\(String(name.prefix(80)).escapingControlCharacters)': \(reason)"
         case .unknownItem(let id): "no download \(id) in this manager"
         case .directoryInUse(let path):
             "\(path) is in use by another download manager (in this process or another one)"

@@ -31,6 +31,38 @@ import Testing
         #expect(entries[2].line == 8)
     }
 
+    @Test func headersRefererAndUserAgentAreHeadersAndHeaderRepeats() throws {
+        let text = """
+            https://example.com/a
+              header=Authorization: Bearer x
+              HEADER=Cookie: a=1
+              referer=https://example.com/
+              user-agent=tool/2
+            https://example.com/b
+            """
+        let entries = try DownloadInputFile.parse(text, source: "list.txt")
+        #expect(
+            entries[0].headers.map(\.description) == [
+                "Authorization: Bearer x", "Cookie: a=1", "Referer: https://example.com/", "User-Agent: tool/2",
+            ])
+        #expect(entries[1].headers.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("https://e.com/a\n  header=Range: bytes=0-", "sets this header itself"),
+        ("https://e.com/a\n  header=NoColon", "'Name: value'"),
+        ("https://e.com/a\n  header=", "header= needs a value"),
+        ("https://e.com/a\n  referer=a\u{7F}b", "control character"),
+        ("https://e.com/a\n  user-agent=x\n  user-agent=y", "'user-agent' given twice"),
+    ])
+    func unsendableHeadersNameTheirLine(_ text: String, _ message: String) {
+        let error = #expect(throws: DownloadInputFile.ParseError.self) {
+            try DownloadInputFile.parse(text, source: "f")
+        }
+        #expect(error?.line == 2 || error?.line == 3)
+        #expect(error?.message.contains(message) == true, "\(String(describing: error?.message))")
+    }
+
     @Test func anEmptyFileHasNoEntries() throws {
         #expect(try DownloadInputFile.parse("", source: "x").isEmpty)
         #expect(try DownloadInputFile.parse("\n\n# only comments\n", source: "x").isEmpty)

@@ -43,4 +43,36 @@ import Testing
             try DownloadPlan.make(urls: [], entries: entries, source: "in.txt", checksumProblem: { _ in "unsupported" })
         }
     }
+
+    @Test func serverNamesReplaceURLNamesOnlyWhenFreeAndNeverAnOutName() throws {
+        let entries = [
+            DownloadInputFile.Entry(url: URL(string: "https://e.com/a")!, name: "kept.bin", line: 1),
+            DownloadInputFile.Entry(url: URL(string: "https://e.com/b")!, line: 2),
+            DownloadInputFile.Entry(url: URL(string: "https://e.com/c")!, line: 3),
+            DownloadInputFile.Entry(url: URL(string: "https://e.com/d")!, line: 4),
+        ]
+        let plan = try DownloadPlan.make(urls: [], entries: entries, source: "f", checksumProblem: { _ in nil })
+        let named = plan.naming(["server-a", "report.pdf", "report.pdf", "kept.bin"])
+        #expect(named.items.map(\.name) == ["kept.bin", "report.pdf", "c", "d"])
+    }
+
+    @Test(
+        arguments: [
+            (#"attachment; filename="../../etc/passwd""#, "passwd"),
+            (#"attachment; filename="""#, nil),
+            (#"attachment; filename="..""#, nil),
+            ("attachment; filename*=UTF-8''a%00b%1B.txt", "a_b_.txt"),
+            (#"attachment; filename=".jobkit-downloads.journal""#, "_.jobkit-downloads.journal"),
+            (#"attachment; filename="x.part""#, "x.part_"),
+        ] as [(String, String?)])
+    func hostileServerNamesAreMadeSafe(_ header: String, _ expected: String?) {
+        #expect(DownloadNaming.name(fromContentDisposition: header) == expected)
+    }
+
+    @Test func aVeryLongServerNameIsShortenedKeepingItsExtension() throws {
+        let name = try #require(
+            DownloadNaming.name(
+                fromContentDisposition: "attachment; filename=\(String(repeating: "é", count: 300)).tar.gz"))
+        #expect(name.utf8.count <= 255 && name.hasSuffix(".tar.gz"))
+    }
 }

@@ -21,6 +21,11 @@ final class Download: @unchecked Sendable {
     let controller: Job<URL>.Controller
     let durability: Durability
     let hooks: DownloadHooks?
+    /// Sent with every request, before the download's own (which a caller cannot set: see
+    /// `DownloadManager.Header.reservedNames`).
+    let headers: [(name: String, value: String)]
+    /// The manager's item whose `.part` this is (see `PartMetadata.item`); nil for a plain download.
+    let item: UInt64?
     /// The metadata of the `.part`, as read at the start or written for the current response.
     var metadata: PartMetadata?
     /// The context the download's body ran in: a traced run's span, under which each request is one.
@@ -28,8 +33,11 @@ final class Download: @unchecked Sendable {
 
     init(
         url: URL, destination: URL, part: PartFile, transport: DownloadTransport, controller: Job<URL>.Controller,
-        durability: Durability, hooks: DownloadHooks?
+        durability: Durability, hooks: DownloadHooks?, headers: [(name: String, value: String)] = [],
+        item: UInt64? = nil
     ) {
+        self.headers = headers
+        self.item = item
         self.url = url
         self.destination = destination
         self.part = part
@@ -43,15 +51,17 @@ final class Download: @unchecked Sendable {
     /// The length of the `.part` when it can be resumed, else nil.
     func resumableLength(blindResume: Bool) -> Int64? {
         DownloadAttemptStateMachine.resumeOffset(
-            partLength: part.length, metadata: metadata, url: url, blindResume: blindResume)
+            partLength: part.length, metadata: metadata, url: url, item: item, blindResume: blindResume)
     }
 
     /// Requests the file, from `offset` when resuming, and carries out what the attempt's state
     /// machine decides.
     func attempt(resumingAt offset: Int64?) {
         var machine = DownloadAttemptStateMachine(
-            url: url, path: destination.path, resumingAt: offset, metadata: metadata)
+            url: url, path: destination.path, resumingAt: offset, metadata: metadata, item: item)
         var request = URLRequest(url: url)
+        for (name, value) in headers { request.addValue(value, forHTTPHeaderField: name) }
+        // Last, so that they win: a caller's header never changes a range or a validator.
         for (name, value) in machine.requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
         let handler = TransferHandler()
         let logger = hooks?.logger

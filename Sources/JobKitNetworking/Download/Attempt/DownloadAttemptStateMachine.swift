@@ -79,24 +79,30 @@ struct DownloadAttemptStateMachine {
     let offset: Int64?
     /// The `.part`'s metadata when the attempt starts.
     let metadata: PartMetadata?
+    /// The manager's item the `.part` belongs to, kept in its new metadata; nil for a plain download.
+    let item: UInt64?
     private(set) var state = State.requested
 
-    init(url: URL, path: String, resumingAt offset: Int64?, metadata: PartMetadata?) {
+    init(url: URL, path: String, resumingAt offset: Int64?, metadata: PartMetadata?, item: UInt64? = nil) {
         self.url = url
         self.path = path
         self.offset = offset
         self.metadata = metadata
+        self.item = item
     }
 
     /// Where a new download may resume a `.part` of `length` bytes with `metadata` (nil: start over).
-    /// A `.part` is resumed only with a validator (or blindly, when asked) for the same URL, and never
-    /// past its known total.
+    /// A `.part` is resumed only with a validator (or blindly, when asked), and never past its known
+    /// total; it must be the same download's: for the same URL or, for a manager's item (`item`), the
+    /// same item, whatever URL it now has (the validator, sent in `If-Range` and checked on the
+    /// answer, proves the new URL serves the same bytes).
     static func resumeOffset(
-        partLength length: Int64, metadata: PartMetadata?, url: URL, blindResume: Bool
+        partLength length: Int64, metadata: PartMetadata?, url: URL, item: UInt64? = nil, blindResume: Bool
     ) -> Int64? {
         guard length > 0 else { return nil }
         guard let metadata else { return blindResume ? length : nil }
-        guard metadata.url == url.absoluteString, metadata.validator != nil || blindResume else { return nil }
+        let same = metadata.url == url.absoluteString || (item != nil && metadata.item == item)
+        guard same, metadata.validator != nil || blindResume else { return nil }
         if let total = metadata.total, length > total { return nil }
         return length
     }
@@ -255,7 +261,7 @@ struct DownloadAttemptStateMachine {
     private func remembered(_ headers: [String: String], total: Int64?) -> PartMetadata {
         let encoded = Self.isEncoded(headers)
         return PartMetadata(
-            url: url.absoluteString, etag: encoded ? nil : headers["etag"],
+            url: url.absoluteString, item: item, etag: encoded ? nil : headers["etag"],
             lastModified: encoded ? nil : headers["last-modified"], total: encoded ? nil : total)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 extension DownloadManager {
-    /// One download to add: a URL, and optionally its file name and checksum.
+    /// One download to add: a URL, and optionally its file name, checksum and headers.
     public struct Request: Sendable, Hashable {
         /// An `http` or `https` URL.
         public var url: URL
@@ -15,13 +15,26 @@ extension DownloadManager {
         /// Not kept in the journal: an item restored by a new manager never replaces a file, unless
         /// it is added again with this set.
         public var replacesExistingFile: Bool
+        /// Headers sent with every request of the item: the first, each retry and each resume (also
+        /// from a URL that `replaceURL` or the `urlRefresher` gave). Each is validated when it is made
+        /// (`Header`: no reserved name such as `Range` or `Host`, no control character); at most
+        /// `Header.maximumCount`.
+        ///
+        /// Not kept in the journal (they often carry credentials): an item restored by a new manager
+        /// is requested without them until it is added again with them — a request with the same
+        /// URL, name and checksum as an item sets that item's headers to its own.
+        public var headers: [Header]
 
         /// A request for `url`, under `name` (nil: the URL's last path component).
-        public init(url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false) {
+        public init(
+            url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false,
+            headers: [Header] = []
+        ) {
             self.url = url
             self.name = name
             self.checksum = checksum
             self.replacesExistingFile = replacesExistingFile
+            self.headers = headers
         }
     }
 }

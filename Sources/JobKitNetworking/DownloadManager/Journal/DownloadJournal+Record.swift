@@ -4,7 +4,7 @@ extension DownloadJournal {
     /// One line after the header.
     struct Record: Codable, Equatable {
         enum Op: String, Codable {
-            case add, state, finishing, done, remove
+            case add, state, finishing, done, remove, url
         }
 
         var op: Op
@@ -20,6 +20,11 @@ extension DownloadJournal {
 
         static func add(_ id: UInt64, url: URL, name: String, checksum: Checksum?) -> Record {
             Record(op: .add, id: id, url: url.absoluteString, name: name, checksum: checksum?.description)
+        }
+
+        /// The item's new URL (`replaceURL`, or a refreshed one): a restore fetches from it.
+        static func url(_ id: UInt64, _ url: URL) -> Record {
+            Record(op: .url, id: id, url: url.absoluteString)
         }
 
         static func state(_ id: UInt64, _ status: Entry.Status) -> Record {

@@ -10,6 +10,7 @@ import Foundation
 ///     {"op":"state","id":1,"state":"failed","kind":"http-status","reason":"HTTP 404 …","status":404}
 ///     {"op":"finishing","id":1,"size":1048576}                   the .part is about to take the name
 ///     {"op":"done","id":1,"size":1048576}                        the file is complete under its name
+///     {"op":"url","id":1,"url":"https://…"}                      the item's new URL (replaceURL, a refresh)
 ///     {"op":"remove","id":1}
 ///
 /// Records only ever append, one `write` each: a killed process loses none it wrote. With `.system`
@@ -143,6 +144,15 @@ enum DownloadJournal {
                 entry.ownsFile = true
                 entries[record.id] = entry
                 return .applied
+            case .url:
+                guard var entry = entries[record.id], let text = record.url else { return .ignored }
+                guard let url = Self.downloadableURL(text) else {
+                    return .refused(
+                        "the new URL of item \(record.id) is not http(s): '\(shown(text))'; it keeps its URL")
+                }
+                entry.url = url
+                entries[record.id] = entry
+                return .applied
             case .remove:
                 guard let entry = entries.removeValue(forKey: record.id) else { return .ignored }
                 names[entry.name] = nil
@@ -154,10 +164,9 @@ enum DownloadJournal {
         private mutating func add(_ record: Record) -> Outcome {
             guard let text = record.url, let name = record.name else { return .ignored }
             guard entries[record.id] == nil else { return .refused("item \(record.id) is added twice") }
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                scheme == "http" || scheme == "https",
-                let host = url.host, !host.isEmpty
-            else { return .refused("item \(record.id) has no http(s) URL: '\(shown(text))'") }
+            guard let url = Self.downloadableURL(text) else {
+                return .refused("item \(record.id) has no http(s) URL: '\(shown(text))'")
+            }
             do {
                 try DownloadManager.checkName(name)
             } catch {
@@ -176,6 +185,14 @@ enum DownloadJournal {
             entries[record.id] = Entry(id: record.id, url: url, name: name, checksum: checksum, status: .pending)
             names[name] = record.id
             return .applied
+        }
+
+        /// `text` as an `http` or `https` URL with a host (the check `add` makes), or nil.
+        private static func downloadableURL(_ text: String) -> URL? {
+            guard let url = URL(string: text),
+                DownloadManagerStateMachine<Never>.isDownloadable(url)
+            else { return nil }
+            return url
         }
 
         /// At most 200 characters of `text`, control characters escaped: for a message.

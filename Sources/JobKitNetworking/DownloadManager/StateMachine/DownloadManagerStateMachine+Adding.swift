@@ -12,25 +12,29 @@ extension DownloadManagerStateMachine {
         var batch: [String: (id: ItemID, request: DownloadManager.Request)] = [:]
         var id = items.nextID
         for request in requests {
-            guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                let host = request.url.host, !host.isEmpty
-            else { throw .unsupportedURL(request.url.redactedString) }
+            guard Self.isDownloadable(request.url) else { throw .unsupportedURL(request.url.redactedString) }
             let name: String
             if let given = request.name { name = given } else { name = try Self.defaultName(for: request.url) }
             try DownloadManager.checkName(name)
+            guard request.headers.count <= DownloadManager.Header.maximumCount else {
+                throw .invalidHeader(
+                    request.headers[DownloadManager.Header.maximumCount].name,
+                    reason: "a request has at most \(DownloadManager.Header.maximumCount) headers")
+            }
             let replacing = request.replacesExistingFile
+            let headers = request.headers
             if let entry = items.entry(named: name) {
                 guard entry.url == request.url, entry.checksum == request.checksum else {
                     throw .nameTaken(name, by: entry.id)
                 }
-                prepared.append(.existing(entry.id, replacing: replacing))
+                prepared.append(.existing(entry.id, replacing: replacing, headers: headers))
                 continue
             }
             if let earlier = batch[name] {
                 guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
                     throw .nameTaken(name, by: earlier.id)
                 }
-                prepared.append(.existing(earlier.id, replacing: replacing))
+                prepared.append(.existing(earlier.id, replacing: replacing, headers: headers))
                 continue
             }
             // Ids count up to the journal's limit (2⁶²): reached only from a planted journal.
@@ -41,7 +45,7 @@ extension DownloadManagerStateMachine {
             prepared.append(
                 .new(
                     id: ItemID(rawValue: id), url: request.url, name: name, checksum: request.checksum,
-                    replacing: replacing))
+                    replacing: replacing, headers: headers))
             id += 1
         }
         return prepared
@@ -50,7 +54,7 @@ extension DownloadManagerStateMachine {
     /// The journal records of prepared requests (new items only).
     static func records(of prepared: [Prepared]) -> [DownloadJournal.Record] {
         prepared.compactMap { item in
-            guard case .new(let id, let url, let name, let checksum, _) = item else { return nil }
+            guard case .new(let id, let url, let name, let checksum, _, _) = item else { return nil }
             return .add(id.rawValue, url: url, name: name, checksum: checksum)
         }
     }
@@ -62,9 +66,12 @@ extension DownloadManagerStateMachine {
         var ids: [ItemID] = []
         for item in prepared {
             switch item {
-            case .new(let id, let url, let name, let checksum, let replacing):
+            case .new(let id, let url, let name, let checksum, let replacing, let headers):
                 if items[id] != nil {
-                    if replacing { items.update(id) { $0.replacesFile = true } }
+                    items.update(id) {
+                        if replacing { $0.replacesFile = true }
+                        $0.headers = headers
+                    }
                     ids.append(id)  // the same request twice in one batch
                     continue
                 }
@@ -72,15 +79,18 @@ extension DownloadManagerStateMachine {
                     Entry(
                         id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url),
                         checksum: checksum, phase: .cancelled, meter: SpeedMeter(window: window),
-                        replacesFile: replacing))
+                        replacesFile: replacing, headers: headers))
                 journal.noteWritten(1)
                 enqueue(id)
                 actions.wake(outbox.note(.changed(self.item(id, now: now))))
                 ids.append(id)
-            case .existing(let id, let replacing):
+            case .existing(let id, let replacing, let headers):
                 ids.append(id)
                 guard let entry = items[id] else { continue }
-                if replacing { items.update(id) { $0.replacesFile = true } }
+                items.update(id) {
+                    if replacing { $0.replacesFile = true }
+                    $0.headers = headers
+                }
                 switch entry.phase {
                 case .failed, .cancelled, .held: actions.merge(requeue(id, now: now))
                 default: break

@@ -31,11 +31,13 @@ extension DownloadManagerStateMachine {
 
     struct Entry {
         let id: ItemID
-        let url: URL
+        /// Where it is fetched from: `replaceURL` and the `urlRefresher` change it.
+        var url: URL
         let name: String
         /// `directory/name`, made once.
         let file: URL
-        let host: String
+        /// The URL's `host:port`, for the per-host limit.
+        var host: String
         let checksum: Checksum?
         var phase: Phase
         /// Bytes in the file (the `.part` while running).
@@ -51,6 +53,11 @@ extension DownloadManagerStateMachine {
         /// The finished file may replace one under its name (`Request.replacesExistingFile`; not
         /// journaled: a restored item never replaces).
         var replacesFile = false
+        /// Sent with every request (`Request.headers`; not journaled).
+        var headers: [DownloadManager.Header] = []
+        /// Its current run started from a URL the refresher gave, and no response has filled its
+        /// `.part` since: a refusal now fails the item without asking the refresher again.
+        var runsRefreshedURL = false
 
         /// The generation of its run, when it is running.
         var runningGeneration: UInt64? {
@@ -74,13 +81,17 @@ extension DownloadManagerStateMachine {
         let checksum: Checksum?
         /// The finished file may replace one under its name.
         let replacesFile: Bool
+        /// Sent with every request of the run.
+        var headers: [DownloadManager.Header] = []
     }
 
     /// A validated request, before it is committed.
     enum Prepared: Equatable {
-        case new(id: ItemID, url: URL, name: String, checksum: Checksum?, replacing: Bool)
-        /// The same URL, name and checksum as an item the manager has.
-        case existing(ItemID, replacing: Bool)
+        case new(
+            id: ItemID, url: URL, name: String, checksum: Checksum?, replacing: Bool,
+            headers: [DownloadManager.Header] = [])
+        /// The same URL, name and checksum as an item the manager has: it takes these headers.
+        case existing(ItemID, replacing: Bool, headers: [DownloadManager.Header])
     }
 
     /// How a run ended.

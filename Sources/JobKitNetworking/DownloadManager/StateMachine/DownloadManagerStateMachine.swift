@@ -116,6 +116,7 @@ struct DownloadManagerStateMachine<Handle> {
         items.update(id) {
             $0.received = offset
             $0.expected = total
+            $0.runsRefreshedURL = false
         }
         return outbox.noteProgress(now: now, interval: interval)
     }
@@ -255,6 +256,8 @@ struct DownloadManagerStateMachine<Handle> {
         default: return Actions()
         }
         var actions = Actions()
+        // Queued again by a caller: its next refusal may ask the URL refresher again.
+        items.update(id) { $0.runsRefreshedURL = false }
         enqueue(id)
         journal.record(.state(id.rawValue, .pending))
         actions.writesJournal = true
@@ -298,7 +301,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.starts.append(
                 Start(
                     id: id, generation: generation, url: entry.url, name: entry.name, checksum: entry.checksum,
-                    replacesFile: entry.replacesFile))
+                    replacesFile: entry.replacesFile, headers: entry.headers))
         }
     }
 

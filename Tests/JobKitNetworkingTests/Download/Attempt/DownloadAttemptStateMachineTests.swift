@@ -65,6 +65,28 @@ import Testing
         #expect(offset(40, noValidator) == nil && offset(40, noValidator, blind: true) == 40)
     }
 
+    @Test func aManagersPartIsTheItemsWhateverURLItNowHasButStillNeedsTheValidator() {
+        let moved = URL(string: "http://cdn.example/a.bin?signature=new")!
+        func offset(_ metadata: PartMetadata, item: UInt64?) -> Int64? {
+            DownloadAttemptStateMachine.resumeOffset(
+                partLength: 40, metadata: metadata, url: moved, item: item, blindResume: false)
+        }
+        let items = PartMetadata(url: url.absoluteString, item: 7, etag: "\"v1\"", lastModified: nil, total: 100)
+        #expect(offset(items, item: 7) == 40, "the same item, from its new URL")
+        #expect(offset(items, item: 8) == nil, "another item's .part")
+        #expect(offset(items, item: nil) == nil, "a plain download has only its URL")
+        var unproven = items
+        unproven.etag = nil
+        #expect(offset(unproven, item: 7) == nil, "no validator, no resume")
+        var fresh = DownloadAttemptStateMachine(url: moved, path: "/tmp/a.bin", resumingAt: nil, metadata: nil, item: 7)
+        let action = try? fresh.received(status: 200, headers: ["content-length": "100", "etag": "\"v2\""])
+        guard case .write(_, _, _, let remembered?) = action else {
+            Issue.record("no metadata remembered")
+            return
+        }
+        #expect(remembered.item == 7)
+    }
+
     // MARK: Responses
 
     @Test func aWholeBodyStartsThePartAndRemembersItsValidator() throws {

@@ -5,10 +5,10 @@ extension Checksum {
     public enum ParseError: Error, LocalizedError, Equatable, Sendable {
         /// Not `ALGORITHM=HEX`.
         case missingAlgorithm(String)
-        /// An algorithm other than SHA-256.
+        /// An algorithm other than those of `Checksum.Algorithm`.
         case unsupportedAlgorithm(String)
-        /// A digest of the wrong number of hex digits.
-        case wrongLength(expected: Int, got: Int)
+        /// A digest of the wrong number of hex digits for its algorithm (named as aria2 spells it).
+        case wrongLength(algorithm: String, expected: Int, got: Int)
         /// A character that is not a hex digit.
         case notHex(String)
 
@@ -17,9 +17,10 @@ extension Checksum {
             case .missingAlgorithm(let text):
                 "checksum '\(Self.shown(text))' is not ALGORITHM=HEX (for example sha-256=…)"
             case .unsupportedAlgorithm(let name):
-                "checksum algorithm '\(Self.shown(name))' is not supported: use sha-256"
-            case .wrongLength(let expected, let got):
-                "a sha-256 checksum has \(expected) hex digits, got \(got)"
+                "checksum algorithm '\(Self.shown(name))' is not supported: use "
+                    + Checksum.Algorithm.allCases.map(\.rawValue).joined(separator: ", ")
+            case .wrongLength(let algorithm, let expected, let got):
+                "a \(Self.shown(algorithm)) checksum has \(expected) hex digits, got \(got)"
             case .notHex(let text):
                 "checksum '\(Self.shown(text))' has a character that is not a hex digit"
             }

@@ -1,0 +1,57 @@
+import Foundation
+import JobKit
+
+extension DownloadManager {
+    // MARK: URLs
+
+    /// The statuses that ask `Configuration.urlRefresher` for a new URL: 401, 403 and 410, what an
+    /// expired signed URL gets.
+    public static let refreshableStatuses: Set<Int> = [401, 403, 410]
+
+    /// Gives an item a new URL — a signed URL refreshed, a mirror — keeping its `.part`: the item,
+    /// not its URL, owns the partial file, so the next run resumes it from the new URL when the
+    /// server proves with the validator (ETag or Last-Modified, sent in `If-Range` and checked on
+    /// the answer) that it serves the same bytes, and starts over when it does not. The journal
+    /// records the new URL: a restore fetches from it.
+    ///
+    /// A pending item is queued again under its new host; a running one is stopped and queued
+    /// again (behind the items already pending), starting once its run has let go of the `.part`;
+    /// a suspended, failed, cancelled or completed one only takes the URL, for its next run
+    /// (`resume`). A running item whose complete `.part` is already taking its name is left to
+    /// finish. Headers (`Request.headers`) go with the new URL's requests too.
+    ///
+    /// ```swift
+    /// try manager.replaceURL(id, with: freshlySignedURL)
+    /// ```
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`, `.unsupportedURL` for a URL that
+    ///   is not http(s) with a host; `.cannotUseDirectory` when the journal cannot be written (the
+    ///   change holds in memory and is written with the next record).
+    public func replaceURL(_ id: ItemID, with url: URL) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.replaceURL(id, with: url, now: now) }
+    }
+
+    /// A run ended with `failure`: when it is a 401, 403 or 410 and a refresher is configured (and
+    /// may be asked for this run), asks it, and returns true: the run's end is reported once it
+    /// answers. False: report the end now.
+    func refreshesURL(_ start: Machine.Start, after failure: ItemError) -> Bool {
+        guard let refresher = configuration.urlRefresher, let status = failure.status,
+            failure.kind == .httpStatus, Self.refreshableStatuses.contains(status)
+        else { return false }
+        let item = state.withLock { machine -> Item? in
+            guard machine.mayRefresh(start.id, generation: start.generation) else { return nil }
+            return machine.item(start.id, now: now())
+        }
+        guard let item else { return false }
+        DownloadLog.logger(configuration.logger, for: start).debug(
+            "asking the URL refresher for a new URL", metadata: ["http.status": "\(status)"])
+        Task {
+            let url = await refresher(item, status)
+            perform(
+                state.withLock {
+                    $0.refreshed(start.id, generation: start.generation, url: url, failure: failure, now: now())
+                })
+        }
+        return true
+    }
+}

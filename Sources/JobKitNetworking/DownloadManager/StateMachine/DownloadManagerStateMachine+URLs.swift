@@ -1,0 +1,91 @@
+import Foundation
+import JobKit
+
+extension DownloadManagerStateMachine {
+    // MARK: URLs
+
+    /// Gives an item a new URL (recorded in the journal). A running item's run is stopped and the
+    /// item queued again, to start from the new URL once the run has let go of its `.part` (which
+    /// it resumes, when the validator proves the new URL serves the same bytes); a pending one is
+    /// queued again under its new host. A run whose complete `.part` is already taking its name
+    /// is left to finish.
+    mutating func replaceURL(_ id: ItemID, with url: URL, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard let entry = items[id] else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        guard Self.isDownloadable(url) else { throw .unsupportedURL(url.redactedString) }
+        var actions = Actions()
+        let restarts: Bool
+        switch entry.phase {
+        case .pending: restarts = true
+        case .running(let run) where !isFinalizing(entry):
+            if let handle = run.handle { actions.cancels.append(handle) }
+            nameGuard.stopped(run: run.generation, of: entry.name)
+            restarts = true
+        default: restarts = false
+        }
+        if restarts { leave(entry) }
+        items.update(id) {
+            $0.url = url
+            $0.host = Self.host(of: url)
+            $0.runsRefreshedURL = false
+            if restarts { $0.meter.reset() }
+        }
+        if restarts { enqueue(id) }
+        journal.record(.url(id.rawValue, url))
+        actions.writesJournal = true
+        actions.wake(outbox.note(.changed(item(id, now: now))))
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Whether run `generation`'s refusal (401, 403, 410) may be taken to the URL refresher: it is
+    /// the item's current run, and not already one from a refreshed URL that no response has
+    /// filled since (a refresher that keeps giving refused URLs fails the item, not a loop).
+    func mayRefresh(_ id: ItemID, generation: UInt64) -> Bool {
+        guard isCurrent(id, generation), let entry = items[id] else { return false }
+        return !entry.runsRefreshedURL && !isClosed
+    }
+
+    /// The URL refresher answered for run `generation`, which ended with `failure`: with a
+    /// downloadable URL, the item takes it (journaled) and is queued again, and its next run may
+    /// resume the `.part`; without one (nil, or not http(s)), the run ends failed as it would have.
+    /// A run no longer current (the item suspended, cancelled or removed meanwhile, or the manager
+    /// closed) ends as a stale run: the answer is dropped.
+    mutating func refreshed(
+        _ id: ItemID, generation: UInt64, url: URL?, failure: ItemError, now: UInt64
+    ) -> Actions {
+        guard isCurrent(id, generation), let entry = items[id] else {
+            return staleRunEnded(generation, .failed(failure))
+        }
+        guard let url else { return runEnded(id, generation: generation, .failed(failure), now: now) }
+        guard Self.isDownloadable(url) else {
+            let refused = ItemError(
+                kind: failure.kind,
+                message: failure.message + "; the URL refresher gave \(url.redactedString), not an http(s) URL",
+                status: failure.status)
+            return runEnded(id, generation: generation, .failed(refused), now: now)
+        }
+        var actions = Actions()
+        leave(entry)
+        items.update(id) {
+            $0.url = url
+            $0.host = Self.host(of: url)
+            $0.runsRefreshedURL = true
+            $0.meter.reset()
+        }
+        enqueue(id)
+        journal.record(.url(id.rawValue, url))
+        actions.writesJournal = true
+        actions.wake(outbox.note(.changed(item(id, now: now))))
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Whether `url` is one the manager downloads: `http` or `https`, with a host.
+    static func isDownloadable(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else { return false }
+        return true
+    }
+}

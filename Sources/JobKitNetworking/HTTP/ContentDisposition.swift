@@ -1,0 +1,119 @@
+import AsyncHTTPClient
+import Foundation
+
+/// The file name a server suggests in `Content-Disposition` (RFC 6266), for `jobkit download
+/// --content-disposition`. What it returns is the server's text, decoded, not yet a safe name: the
+/// caller passes it through its name rule (the CLI's `DownloadNaming`).
+package enum ContentDisposition {
+    /// The file name in a `Content-Disposition` value: `filename*=UTF-8''…` (percent-encoded UTF-8,
+    /// preferred) or else `filename="…"` (a quoted string, backslash escapes) or `filename=token`;
+    /// nil when there is neither, or the extended one is of another charset and there is no plain one.
+    /// Only the last path component is kept (after any `/` or `\`): a server names a file, not where
+    /// it goes.
+    package static func fileName(_ value: String) -> String? {
+        var plain: String?
+        var extended: String?
+        for parameter in parameters(value.prefix(8_192)) {
+            switch parameter.name {
+            case "filename*": if extended == nil { extended = decodeExtended(parameter.value) }
+            case "filename": if plain == nil { plain = parameter.value }
+            default: continue
+            }
+        }
+        guard let name = extended ?? plain else { return nil }
+        let last = name.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last
+        return last.map(String.init)
+    }
+
+    /// The parameters after the disposition type, names lowercased, quoted values unquoted.
+    private static func parameters(_ text: Substring) -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        var rest = text.drop(while: { $0 != ";" })
+        while let semicolon = rest.firstIndex(of: ";") {
+            rest = rest[rest.index(after: semicolon)...].drop(while: { $0 == " " || $0 == "\t" })
+            guard let equals = rest.firstIndex(of: "=") else { break }
+            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            rest = rest[rest.index(after: equals)...].drop(while: { $0 == " " || $0 == "\t" })
+            var value = ""
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                var escaped = false
+                while let character = rest.first {
+                    rest = rest.dropFirst()
+                    if escaped {
+                        // Only `\"` and `\\` are escapes in practice: a Windows path keeps its separators.
+                        if character != "\"" && character != "\\" { value.append("\\") }
+                        value.append(character)
+                        escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "\"" {
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                rest = rest.drop(while: { $0 != ";" })
+            } else {
+                let end = rest.firstIndex(of: ";") ?? rest.endIndex
+                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                rest = rest[end...]
+            }
+            result.append((name, value))
+        }
+        return result
+    }
+
+    /// RFC 8187's `charset'language'percent-encoded`, for UTF-8 only (what RFC 6266 asks senders to use).
+    private static func decodeExtended(_ value: String) -> String? {
+        let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].lowercased() == "utf-8" else { return nil }
+        return String(parts[2]).removingPercentEncoding
+    }
+
+    /// The `Content-Disposition` values of `requests`' answers, in order (nil: none), asked at most `width` at a
+    /// time through one client made for them (the downloads' configuration) and shut down after.
+    package static func probe(
+        _ requests: [(url: URL, headers: [(name: String, value: String)])], width: Int
+    ) async -> [String?] {
+        guard !requests.isEmpty else { return [] }
+        let client = DownloadHTTPClient.make()
+        var names = [String?](repeating: nil, count: requests.count)
+        await withTaskGroup(of: (Int, String?).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < requests.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    (index, await probe(requests[index].url, headers: requests[index].headers, client: client))
+                }
+            }
+            for _ in 0..<max(1, width) { startNext() }
+            while let (index, name) = await group.next() {
+                names[index] = name
+                startNext()
+            }
+        }
+        try? await client.shutdown()
+        return names
+    }
+
+    /// Asks the server for `url`'s `Content-Disposition` (its value, for `fileName(_:)`): a `GET` of its first byte (`Range: bytes=0-0`, so
+    /// a signed URL valid for GET works and little is sent) with `headers`, through `client`; the
+    /// body is not read. nil when the server sends none, answers an error, or does not answer
+    /// within `timeout`.
+    package static func probe(
+        _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, timeout: Duration = .seconds(30)
+    ) async -> String? {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.headers.replaceOrAdd(name: "Range", value: "bytes=0-0")
+        request.headers.replaceOrAdd(name: "Accept-Encoding", value: "identity")
+        let seconds = timeout.components.seconds
+        guard let response = try? await client.execute(request, timeout: .seconds(seconds)),
+            (200..<300).contains(Int(response.status.code))
+        else { return nil }
+        return response.headers.first(name: "content-disposition")
+    }
+}

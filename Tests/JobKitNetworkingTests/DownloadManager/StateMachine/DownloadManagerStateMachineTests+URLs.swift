@@ -1,0 +1,109 @@
+import Foundation
+import JobKitTestSupport
+import Testing
+
+@testable import JobKitNetworking
+
+/// `replaceURL`, the URL refresher's answers and the headers of a request, in the state machine alone.
+extension DownloadManagerStateMachineTests {
+    static let refusal = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 403", status: 403)
+
+    @Test func replacingARunningItemsURLStopsItsRunAndStartsItFromTheNewURLOnceTheRunEnds() throws {
+        var machine = machine(limit: 1)
+        let (ids, added) = try add([request("a")], to: &machine)
+        let first = added.starts[0]
+        #expect(machine.attach(7, to: ids[0], generation: first.generation) == nil)
+        let fresh = URL(string: "https://b.example:8443/a?signed=2")!
+        let replaced = try machine.replaceURL(ids[0], with: fresh, now: 1)
+
+        #expect(replaced.cancels == [7])
+        #expect(replaced.starts.isEmpty, "the old run still holds the .part")
+        #expect(replaced.writesJournal)
+        guard case .append(let records) = machine.takeJournal() else {
+            Issue.record("no journal write")
+            return
+        }
+        #expect(records.last == .url(ids[0].rawValue, fresh))
+        #expect(states(machine) == ["pending"])
+        let ended = machine.runEnded(ids[0], generation: first.generation, .cancelled, now: 2)
+        #expect(ended.starts.isEmpty && ended.unlinks.isEmpty, "the .part stays for the new URL")
+        let next = machine.cleaned(ended.cleaning, now: 3)
+        #expect(next.starts.map(\.url) == [fresh])
+        #expect(machine.scheduler.running(on: "b.example:8443") == 1)
+        #expect(machine.scheduler.running(on: "a.example") == 0)
+    }
+
+    @Test func replacingAPendingOrStoppedItemsURLKeepsItsState() throws {
+        var machine = machine(limit: 1)
+        let (ids, _) = try add([request("a"), request("b"), request("c")], to: &machine)
+        _ = try machine.suspend(ids[2], now: 0)
+        let fresh = URL(string: "https://c.example/x")!
+        #expect(try machine.replaceURL(ids[1], with: fresh, now: 1).starts.isEmpty)
+        #expect(machine.scheduler.queued(for: "c.example") == [ids[1]])
+        #expect(machine.scheduler.queued(for: "a.example").isEmpty)
+        _ = try machine.replaceURL(ids[2], with: fresh, now: 1)
+        #expect(states(machine) == ["running", "pending", "suspended"])
+        #expect(machine.item(ids[2], now: 1).url == fresh)
+        #expect(throws: DownloadManagerError.unsupportedURL("ftp://c.example/x")) {
+            try machine.replaceURL(ids[2], with: URL(string: "ftp://c.example/x")!, now: 1)
+        }
+        #expect(throws: DownloadManagerError.unknownItem(ItemID(rawValue: 99))) {
+            try machine.replaceURL(ItemID(rawValue: 99), with: fresh, now: 1)
+        }
+    }
+
+    @Test func aRefreshedURLRequeuesTheItemAndARefusalBeforeAnyResponseIsNotRefreshedAgain() throws {
+        var machine = machine(limit: 1)
+        let (ids, added) = try add([request("a")], to: &machine)
+        let generation = added.starts[0].generation
+        #expect(machine.mayRefresh(ids[0], generation: generation))
+        let fresh = URL(string: "https://a.example/a?signed=2")!
+        let refreshed = machine.refreshed(
+            ids[0], generation: generation, url: fresh, failure: Self.refusal, now: 1)
+        let second = try #require(refreshed.starts.first)
+        #expect(second.url == fresh)
+        #expect(!machine.mayRefresh(ids[0], generation: second.generation), "refused again at once: no loop")
+        // A response fills the .part: a later refusal (the URL expired again) may ask again.
+        _ = machine.began(ids[0], generation: second.generation, offset: 0, total: 10, now: 2)
+        #expect(machine.mayRefresh(ids[0], generation: second.generation))
+        #expect(!machine.mayRefresh(ids[0], generation: generation), "a stale run never asks")
+    }
+
+    @Test func noURLFromTheRefresherFailsTheItemAndAStaleAnswerIsDropped() throws {
+        var machine = machine(limit: 2)
+        let (ids, added) = try add([request("a"), request("b")], to: &machine)
+        _ = machine.refreshed(ids[0], generation: added.starts[0].generation, url: nil, failure: Self.refusal, now: 1)
+        #expect(machine.item(ids[0], now: 1).state == .failed(Self.refusal))
+        let local = URL(fileURLWithPath: "/etc/passwd")
+        _ = machine.refreshed(ids[1], generation: added.starts[1].generation, url: local, failure: Self.refusal, now: 1)
+        #expect(machine.item(ids[1], now: 1).state.failure?.message.contains("not an http(s) URL") == true)
+        #expect(machine.item(ids[1], now: 1).url == URL(string: "https://a.example/b")!)
+        // Suspended while the refresher ran: its answer changes nothing.
+        _ = try machine.resume(ids[1], now: 2)
+        let generation = try #require(machine.items[ids[1]]?.runningGeneration)
+        _ = try machine.suspend(ids[1], now: 3)
+        let stale = machine.refreshed(
+            ids[1], generation: generation, url: URL(string: "https://a.example/c")!, failure: Self.refusal, now: 4)
+        #expect(stale.starts.isEmpty)
+        #expect(machine.item(ids[1], now: 4).url == URL(string: "https://a.example/b")!)
+        #expect(states(machine) == ["failed", "suspended"])
+    }
+
+    @Test func headersGoWithEveryRunAndAReAddSetsThem() throws {
+        var machine = machine(limit: 1)
+        let token = try DownloadManager.Header("Authorization", "Bearer 1")
+        var first = request("a")
+        first.headers = [token]
+        let (ids, added) = try add([first], to: &machine)
+        #expect(added.starts.first?.headers == [token])
+        _ = machine.runEnded(ids[0], generation: added.starts[0].generation, .failed(Self.refusal), now: 1)
+        var again = request("a")
+        again.headers = [try DownloadManager.Header("Authorization", "Bearer 2")]
+        let (sameIDs, resumed) = try add([again], to: &machine)
+        #expect(sameIDs == ids)
+        #expect(resumed.starts.first?.headers == again.headers)
+        var many = request("m")
+        many.headers = Array(repeating: token, count: DownloadManager.Header.maximumCount + 1)
+        #expect(throws: DownloadManagerError.self) { try machine.prepare([many]) }
+    }
+}
