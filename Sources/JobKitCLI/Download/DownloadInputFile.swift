@@ -11,7 +11,8 @@ import Foundation
 /// https://example.com/images/notes.txt
 /// ```
 ///
-/// Options: `out=NAME` (the file name in the output folder) and `checksum=sha-256=HEX`. A line that is not
+/// Options: `out=NAME` (the file name in the output folder), `checksum=sha-256=HEX` and
+/// `max-download-limit=SPEED` (aria2's: bytes a second, `K`/`M` suffixes, `0` for none). A line that is not
 /// one of these is an error naming its line: an option before any URL, an unknown or repeated option, a
 /// line without `=`, several URLs on one line (aria2's mirrors), a URL that is not `http` or `https`.
 enum DownloadInputFile {
@@ -27,6 +28,8 @@ enum DownloadInputFile {
         var checksum: String?
         /// Where the URL was: its line in the file (or its position among the arguments), from 1.
         var line: Int
+        /// `max-download-limit=`: bytes a second (`0`: no limit of its own); nil: not given.
+        var maxBytesPerSecond: Int64? = nil
     }
 
     /// A line that cannot be read: `FILE:LINE: what is wrong`.
@@ -66,8 +69,15 @@ enum DownloadInputFile {
                 case "checksum":
                     guard !value.isEmpty else { throw fail("checksum= needs a value, like sha-256=HEX") }
                     entries[entries.count - 1].checksum = value
+                case "max-download-limit":
+                    do {
+                        // 0: none of its own, whatever --max-download-limit says.
+                        entries[entries.count - 1].maxBytesPerSecond = try SpeedLimit.parse(value) ?? 0
+                    } catch {
+                        throw fail("max-download-limit=: \(error.message)")
+                    }
                 default:
-                    throw fail("unknown option '\(shown(key))': jobkit reads out= and checksum=")
+                    throw fail("unknown option '\(shown(key))': jobkit reads out=, checksum= and max-download-limit=")
                 }
                 continue
             }

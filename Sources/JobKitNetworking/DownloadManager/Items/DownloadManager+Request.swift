@@ -15,6 +15,12 @@ extension DownloadManager {
         /// Not kept in the journal: an item restored by a new manager never replaces a file, unless
         /// it is added again with this set.
         public var replacesExistingFile: Bool
+        /// The most bytes a second this download reads (aria2's `--max-download-limit`), within the
+        /// overall limit (`Configuration.maxBytesPerSecond`); nil (the default), zero or negative: no
+        /// limit of its own. `DownloadManager.setMaxBytesPerSecond(_:for:)` changes it while it runs.
+        /// Adding the request of an existing item again gives that item this limit. Not kept in the
+        /// journal: an item restored by a new manager has no limit of its own until it is set again.
+        public var maxBytesPerSecond: Int64? = nil
 
         /// A request for `url`, under `name` (nil: the URL's last path component).
         public init(url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false) {
