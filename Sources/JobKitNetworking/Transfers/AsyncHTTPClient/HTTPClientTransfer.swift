@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -298,8 +299,10 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     /// An AsyncHTTPClient or SwiftNIO error as the `TransportError` a URLSession transfer would
-    /// give, so that `TransientFailure` judges both alike.
+    /// give, so that `TransientFailure` judges both alike. A certificate that fails verification is
+    /// `serverCertificateUntrusted` (not transient: trying again cannot help).
     static func transportError(_ error: any Error, url: URL) -> any Error {
+        var reason = String(describing: error)
         let code: URLError.Code
         switch error as? HTTPClientError {
         case .cancelled?: code = .cancelled
@@ -312,6 +315,15 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         case .alreadyShutdown?: code = .cancelled
         case let other?:
             code = other.description.lowercased().contains("unsupported") ? .unsupportedURL : .cannotParseResponse
+        case nil where error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError:
+            let text = reason.lowercased()
+            if text.contains("certificate_verify_failed") || text.contains("hostname") {
+                code = .serverCertificateUntrusted
+                reason = "the server's certificate is not trusted (TLS: \(reason))"
+            } else {
+                code = .secureConnectionFailed
+                reason = "TLS handshake failed: \(reason)"
+            }
         case nil:
             let text = String(describing: error).lowercased()
             if text.contains("refused") || text.contains("connect") {
@@ -322,7 +334,6 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
                 code = .networkConnectionLost
             }
         }
-        let reason = String(describing: error)
         return TransportError(
             URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]), url: url)
     }
