@@ -38,7 +38,8 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("limited.bin")) == bytes)
     }
 
-    /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is within ±10% of the limit.
+    /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is within ±10% of the limit (the 10-second
+    /// figure is `Benchmarks/Networking/speed-limit.sh`'s, in BENCHMARKS.md).
     @Test func aLimitedDownloadsRateIsWithinTenPercentOfTheLimit() async throws {
         let limit: Int64 = 512 << 10
         let bytes = pattern(2 << 20)
@@ -50,12 +51,15 @@ import Testing
         configuration.maxBytesPerSecond = limit
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
+        let id = try manager.add(server.url("measured.bin"))
+        // Measured from the first bytes on: the manager's and the server's start are not the limit's.
+        await eventually("the first bytes arrived") { (manager.item(id)?.progress.received ?? 0) > 0 }
         let started = DispatchTime.now().uptimeNanoseconds
-        try manager.add(server.url("measured.bin"))
+        let first = manager.item(id)?.progress.received ?? 0
         let summary = await manager.waitUntilFinished()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         #expect(summary.allSucceeded)
-        let rate = Double(bytes.count) / seconds
+        let rate = Double(Int64(bytes.count) - first) / seconds
         #expect(abs(rate - Double(limit)) <= Double(limit) / 10, "\(Int(rate)) B/s against \(limit) B/s")
     }
 
