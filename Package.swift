@@ -23,6 +23,9 @@ let package = Package(
         // The downloads' HTTP client (SwiftNIO): 3-4x faster than FoundationNetworking on Linux, with
         // backpressure; FoundationNetworking stays for TransferClient's jobs (measured in BENCHMARKS.md).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // `DownloadManager.Configuration.tlsConfiguration` and `jobkit download --ca-certificate`: the TLS
+        // configuration of the manager's AsyncHTTPClient. Already in the graph through AsyncHTTPClient.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // SHA-256 for `DownloadManager`'s checksums: CryptoKit on Apple platforms, BoringSSL elsewhere.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // `JobKitCombine` on platforms without Combine: the same API (only its core module; the publishers
@@ -54,6 +57,7 @@ let package = Package(
                 "JobKitTracing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -84,6 +88,7 @@ let package = Package(
                 "JobKitNetworking",
                 "JobKitServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

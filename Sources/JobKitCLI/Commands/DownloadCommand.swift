@@ -14,7 +14,7 @@ struct DownloadCommand: AsyncParsableCommand {
             Files take the last path component of their URL as their name, or out=NAME from an input file. \
             An input file (-i, as aria2's) has a URL per line, each followed by indented option lines \
             (out=NAME; checksum=ALGORITHM=HEX with md5, sha-1, sha-224, sha-256, sha-384 or sha-512; \
-            header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT), and # comments. Headers go with \
+            header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT; max-download-limit=SPEED), and # comments. Headers go with \
             every request of their file, resumes and retries included; Range, Host, Accept-Encoding, \
             If-Range and the other headers a download or its connection sets are refused (exit 64). The output folder keeps a journal \
             (.jobkit-downloads.journal): run the same command again after Ctrl-C, a crash or kill -9 and \
@@ -77,6 +77,35 @@ struct DownloadCommand: AsyncParsableCommand {
             valueName: "level"))
     var logLevel: Logger.Level?
 
+    @Option(
+        help: ArgumentHelp(
+            "At most this many bytes a second for all downloads together, shared evenly, as aria2's: 500K, 2M "
+                + "(K = 1024, M = 1024 x 1024), 0 for no limit. Through the connections' own flow control: the "
+                + "next chunk is read only when the limit allows.",
+            valueName: "speed"))
+    var maxOverallDownloadLimit: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "At most this many bytes a second for each download (as aria2's; an input file's "
+                + "max-download-limit= sets one file's): 500K, 2M, 0 for no limit.",
+            valueName: "speed"))
+    var maxDownloadLimit: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Trust the certificate authorities in this PEM file too, besides the system's (aria2's flag): for "
+                + "HTTPS servers with a private CA.",
+            valueName: "file"))
+    var caCertificate: String?
+
+    @Flag(
+        name: .customLong("http1.1"),
+        help: ArgumentHelp(
+            "Speak HTTP/1.1 only (as curl's --http1.1). Without it HTTPS negotiates HTTP/2 when the server offers it, "
+                + "and the downloads to one host share one connection."))
+    var http1_1 = false
+
     @OptionGroup var transfer: TransferOptions
 
     func validate() throws {
@@ -84,11 +113,34 @@ struct DownloadCommand: AsyncParsableCommand {
             throw ValidationError("give at least one URL, or an input file with -i FILE.")
         }
         guard !output.isEmpty else { throw ValidationError("-o/--output needs a folder.") }
+        _ = try speeds()
+    }
+
+    /// `--max-overall-download-limit` and `--max-download-limit`, in bytes a second (nil: none).
+    func speeds() throws -> (overall: Int64?, item: Int64?) {
+        func parse(_ text: String?, _ option: String) throws -> Int64? {
+            guard let text else { return nil }
+            do {
+                return try SpeedLimit.parse(text)
+            } catch {
+                throw ValidationError("\(option): \(error.message).")
+            }
+        }
+        return (
+            try parse(maxOverallDownloadLimit, "--max-overall-download-limit"),
+            try parse(maxDownloadLimit, "--max-download-limit")
+        )
     }
 
     func run() async throws {
         var plan: DownloadPlan
+        var network = DownloadNetworkSettings()
+        (network.overallLimit, network.itemLimit) = try speeds()
+        network.http1Only = http1_1
         do {
+            if let caCertificate {
+                network.caCertificates = try DownloadNetworkSettings.certificates(at: caCertificate)
+            }
             let entries = try inputFile.map { try DownloadInputFile.read($0) } ?? []
             plan = try DownloadPlan.make(
                 urls: urls, entries: entries, source: inputFile.map { $0 == "-" ? "standard input" : $0 },
@@ -120,7 +172,7 @@ struct DownloadCommand: AsyncParsableCommand {
         let exit = await DownloadSession.run(
             plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer,
             durability: fsync ? .system : .process, allowOverwrite: allowOverwrite,
-            tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger))
+            tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger), network: network)
         if let chromeTrace, let trace {
             do {
                 try chromeTrace.write(to: URL(fileURLWithPath: trace))

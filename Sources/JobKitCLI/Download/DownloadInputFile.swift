@@ -13,7 +13,8 @@ import JobKitNetworking
 /// ```
 ///
 /// Options: `out=NAME` (the file name in the output folder), `checksum=ALGORITHM=HEX` (md5, sha-1, sha-224,
-/// sha-256, sha-384, sha-512), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
+/// sha-256, sha-384, sha-512), `max-download-limit=SPEED` (aria2's: bytes a second, `K`/`M` suffixes, `0` for
+/// none), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
 /// (headers sent with every request of the file). A line that is not one of these is an error naming its
 /// line: an option before any URL, an unknown or repeated option, a line without `=`, a header that cannot be
 /// sent (a reserved name such as `Range`, a control character), several URLs on one line (aria2's mirrors),
@@ -36,6 +37,8 @@ enum DownloadInputFile {
         var headers: [DownloadManager.Header] = []
         /// Where the URL was: its line in the file (or its position among the arguments), from 1.
         var line: Int
+        /// `max-download-limit=`: bytes a second (`0`: no limit of its own); nil: not given.
+        var maxBytesPerSecond: Int64? = nil
     }
 
     /// A line that cannot be read: `FILE:LINE: what is wrong`.
@@ -103,6 +106,15 @@ enum DownloadInputFile {
             guard !value.isEmpty else { return "checksum= needs a value, like sha-256=HEX" }
             entry.checksum = value
             return nil
+        },
+        "max-download-limit": Option { value, entry in
+            do {
+                // 0: none of its own, whatever --max-download-limit says.
+                entry.maxBytesPerSecond = try SpeedLimit.parse(value) ?? 0
+                return nil
+            } catch {
+                return "max-download-limit=: \(error.message)"
+            }
         },
         "header": Option(repeats: true) { value, entry in
             addHeader("header=", value, to: &entry) { () throws(DownloadManagerError) in

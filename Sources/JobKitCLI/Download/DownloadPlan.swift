@@ -14,6 +14,8 @@ struct DownloadPlan: Equatable, Sendable {
         var namedByURL = true
         /// Where it was given, for messages: `URL 2` or `list.txt:7`.
         var origin: String
+        /// `max-download-limit=`: its own speed limit in bytes a second; nil: the command's.
+        var maxBytesPerSecond: Int64? = nil
     }
 
     var items: [Item]
@@ -48,7 +50,8 @@ struct DownloadPlan: Equatable, Sendable {
             items.append(
                 Item(
                     url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
-                    headers: entry.headers, namedByURL: entry.name == nil, origin: origin))
+                    headers: entry.headers, namedByURL: entry.name == nil, origin: origin,
+                    maxBytesPerSecond: entry.maxBytesPerSecond))
         }
         var firstByName: [String: Item] = [:]
         for item in items {

@@ -16,10 +16,12 @@ enum DownloadSession {
     /// Only the plan's items run: an earlier command's leftovers in the folder's journal stay there,
     /// untouched, and count for nothing here. A name the journal holds for another URL (or
     /// checksum) fails that item only, unless `allowOverwrite`, which also replaces a file in the way.
-    /// `tracers` trace every download; the manager logs to `logger` when given.
+    /// `tracers` trace every download; the manager logs to `logger` when given; `network` sets its speed
+    /// limits, trusted certificate authorities and HTTP version.
     static func run(
         _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process,
-        allowOverwrite: Bool = false, tracers: [any JobTracer] = [], logger: Logger? = nil
+        allowOverwrite: Bool = false, tracers: [any JobTracer] = [], logger: Logger? = nil,
+        network: DownloadNetworkSettings = DownloadNetworkSettings()
     ) async -> ExitCode {
         StandardOutput.makeLineBuffered()
         let display = TransferDisplay.standard(json: options.json, quiet: options.quiet)
@@ -29,6 +31,7 @@ enum DownloadSession {
             retry: DownloadManager.RetryPolicy(attempts: options.retry + 1), durability: durability)
         configuration.startsRestoredItems = false
         configuration.tracers = tracers
+        network.apply(to: &configuration)
         if let logger { configuration.logger = logger }
         let view = DownloadView(display: display)
         let manager: DownloadManager
@@ -42,7 +45,10 @@ enum DownloadSession {
         for problem in manager.journalProblems {
             printWarning("\(manager.journalURL.path): \(problem.escapingControlCharacters)")
         }
-        let (requests, refused) = admit(plan, to: manager, allowOverwrite: allowOverwrite)
+        var (requests, refused) = admit(plan, to: manager, allowOverwrite: allowOverwrite)
+        for index in requests.indices where requests[index].maxBytesPerSecond == nil {
+            requests[index].maxBytesPerSecond = network.itemLimit
+        }
         let ids: [DownloadManager.ItemID]
         do {
             ids = try manager.add(contentsOf: requests)
@@ -120,7 +126,7 @@ enum DownloadSession {
             requests.append(
                 DownloadManager.Request(
                     url: item.url, name: item.name, checksum: checksum, replacesExistingFile: allowOverwrite,
-                    headers: item.headers))
+                    headers: item.headers, maxBytesPerSecond: item.maxBytesPerSecond))
         }
         return (requests, refused)
     }

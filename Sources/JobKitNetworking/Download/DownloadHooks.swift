@@ -14,6 +14,8 @@ struct DownloadHooks: Sendable {
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
     var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
+    /// The speed limits the body is read at (through AsyncHTTPClient); nil: none.
+    var throttle: Throttle?
     /// Where the download logs its requests and responses (`debug`), with the item's metadata.
     var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import JobKit
 import Logging
+import NIOSSL
 
 extension DownloadManager {
     /// How a manager runs its downloads and reports them.
@@ -27,6 +29,53 @@ extension DownloadManager {
         /// and `maxPerHost`: no download waits for a connection), redirects followed, bodies as
         /// sent, and a transfer silent for 60 s failing as timed out. See `DownloadTransport`.
         public var transport: DownloadTransport?
+        /// The TLS configuration of the AsyncHTTPClient the manager makes (no `transport` given):
+        /// the certificate authorities it trusts, client certificates, minimum version. nil (the
+        /// default): SwiftNIO SSL's client default — the system's trust roots, full verification.
+        /// A server whose certificate is not trusted fails its item at once (not retried) with a
+        /// `TransportError` naming the URL and the handshake's reason.
+        ///
+        /// ```swift
+        /// var tls = TLSConfiguration.makeClientConfiguration()
+        /// tls.additionalTrustRoots = [.file("/etc/my-ca.pem")]    // a private CA, besides the system's
+        /// var configuration = DownloadManager.Configuration()
+        /// configuration.tlsConfiguration = tls
+        /// ```
+        public var tlsConfiguration: TLSConfiguration?
+        /// Which HTTP versions the AsyncHTTPClient the manager makes (no `transport` given) speaks.
+        /// `.automatic` (the default): HTTPS negotiates HTTP/2 when the server offers it (ALPN), as curl
+        /// does, else HTTP/1.1; plain HTTP is HTTP/1.1. `.http1Only`: HTTP/1.1 always (curl's
+        /// `--http1.1`).
+        ///
+        /// Over HTTP/2, the downloads to one host share one connection, each a stream of it: `maxPerHost`
+        /// and `maxConcurrent` then bound streams, not connections (nginx allows 128 streams on a
+        /// connection by default; AsyncHTTPClient opens another connection when the server's limit is
+        /// reached), and a server's per-connection limits apply to all of them together.
+        public var httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic
+        /// The most bytes a second all downloads together read (aria2's
+        /// `--max-overall-download-limit`); nil (the default), zero or negative: no limit.
+        /// `DownloadManager.setMaxBytesPerSecond(_:)` changes it while downloads run.
+        ///
+        /// Each download reads its next chunk only once a token bucket (a burst of a tenth of a second's
+        /// worth) allows it: the connection is not read meanwhile, so the server is held back by TCP's
+        /// own flow control — no thread waits, nothing is buffered. The running downloads share the
+        /// limit evenly, a chunk each in turn; one limited lower (`Request.maxBytesPerSecond`) or held
+        /// back by its server leaves the rest to the others. HTTP/2 streams sharing one connection
+        /// are limited each on its own, the same way.
+        ///
+        /// Applies through AsyncHTTPClient (the default transport, or `.asyncHTTPClient`). A
+        /// `.urlSession` transport reads as fast as the server sends: URLSession gives no way to stop
+        /// reading one task's body, so the limits do not apply to it.
+        ///
+        /// The wait before a chunk is its size over the limit; a chunk is at most 64 KiB (SwiftNIO's
+        /// reads). So a limit below about 1.1 KiB/s makes a wait longer than the manager's own
+        /// client's read timeout (60 s): the attempt then fails as timed out and is retried, resuming.
+        ///
+        /// ```swift
+        /// var configuration = DownloadManager.Configuration()
+        /// configuration.maxBytesPerSecond = 2 << 20   // 2 MiB/s for all downloads together
+        /// ```
+        public var maxBytesPerSecond: Int64?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
         /// What a completed file and the journal survive. `.process` (default): the process being

@@ -93,6 +93,8 @@ public final class DownloadManager: Sendable {
     /// The consumers of `updates()`. Lock order: `state`, then this one's.
     let broadcaster = UpdateBroadcaster()
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
+    /// The speed limits, overall and per item.
+    let limiter: BandwidthLimiter<ItemID>
     /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
     let journal: LockedBox<JournalBox>
     /// Unlinks skipped because the journal could not record the change they carry out, and the names
@@ -150,7 +152,8 @@ public final class DownloadManager: Sendable {
             self.transport = transport
             ownedHTTPClient = nil
         } else {
-            let http = DownloadHTTPClient.make()
+            let http = DownloadHTTPClient.make(
+                tls: configuration.tlsConfiguration, httpVersion: configuration.httpVersion)
             transport = .asyncHTTPClient(http)
             ownedHTTPClient = http
         }
@@ -161,6 +164,7 @@ public final class DownloadManager: Sendable {
         let actions = machine.restore(
             recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)
+        limiter = BandwidthLimiter(overall: configuration.maxBytesPerSecond, scheduler: configuration.scheduler)
         journal = .make(JournalBox(file: file))
         perform(actions)
     }
@@ -212,6 +216,8 @@ public final class DownloadManager: Sendable {
             }
         }
         let (ids, actions) = try result.get()
+        // Before any of them starts.
+        for (id, request) in zip(ids, requests) { limiter.setLimit(request.maxBytesPerSecond, for: id) }
         _ = perform(actions)
         return ids
     }
@@ -265,6 +271,7 @@ public final class DownloadManager: Sendable {
         try control { machine, now throws(DownloadManagerError) in
             try machine.remove(id, deletingFile: deletingFile, now: now)
         }
+        limiter.setLimit(nil, for: id)
     }
 
     /// Suspends every pending and running item.
@@ -287,6 +294,7 @@ public final class DownloadManager: Sendable {
         all { machine, id, now throws(DownloadManagerError) in
             try machine.remove(id, deletingFile: deletingFiles, now: now)
         }
+        limiter.removeItemLimits()
     }
 
     /// Changes the width, effective at once: raising it starts pending items now; lowering it lets
@@ -297,6 +305,29 @@ public final class DownloadManager: Sendable {
 
     /// The current width.
     public var maxConcurrent: Int { state.withLock { $0.limit } }
+
+    /// Changes the overall speed limit, in bytes a second, effective at once for the running
+    /// downloads too: nil, zero or negative removes it. See `Configuration.maxBytesPerSecond`.
+    ///
+    /// ```swift
+    /// manager.setMaxBytesPerSecond(512 << 10)   // 512 KiB/s from now on
+    /// manager.setMaxBytesPerSecond(nil)         // as fast as they go
+    /// ```
+    public func setMaxBytesPerSecond(_ bytesPerSecond: Int64?) {
+        limiter.setOverall(bytesPerSecond)
+    }
+
+    /// Changes the speed limit of one item, in bytes a second, effective at once if it runs: nil,
+    /// zero or negative removes it. See `Request.maxBytesPerSecond`.
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`.
+    public func setMaxBytesPerSecond(_ bytesPerSecond: Int64?, for id: ItemID) throws(DownloadManagerError) {
+        guard item(id) != nil else { throw .unknownItem(id) }
+        limiter.setLimit(bytesPerSecond, for: id)
+    }
+
+    /// The overall speed limit now, in bytes a second; nil: none.
+    public var maxBytesPerSecond: Int64? { limiter.overall }
 
     // MARK: Reading
 

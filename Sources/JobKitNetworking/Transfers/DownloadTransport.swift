@@ -40,10 +40,11 @@ public enum DownloadTransport: Sendable {
     /// Sends `request` (a GET) and feeds its response to `handler`; cancelled with the run of
     /// `controller`. The handler's callbacks come one at a time, on the transport's own thread.
     /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`);
-    /// AsyncHTTPClient logs the request to `logger`.
+    /// AsyncHTTPClient logs the request to `logger`, and reads the body as fast as `throttle`
+    /// allows (a URLSession reads it as fast as it comes: see `DownloadManager.Configuration.maxBytesPerSecond`).
     func start(
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
-        context: ServiceContext? = nil, logger: Logger? = nil
+        context: ServiceContext? = nil, logger: Logger? = nil, throttle: Throttle? = nil
     ) {
         var request = request
         if let span = RequestSpan.start(&request, in: context) {
@@ -57,7 +58,8 @@ public enum DownloadTransport: Sendable {
         case .urlSession(let client):
             client.start(client.session.dataTask(with: request), handler: handler, for: controller)
         case .asyncHTTPClient(let client):
-            HTTPClientTransfer.start(request, on: client, handler: handler, for: controller, logger: logger)
+            HTTPClientTransfer.start(
+                request, on: client, handler: handler, for: controller, logger: logger, throttle: throttle)
         }
     }
 }

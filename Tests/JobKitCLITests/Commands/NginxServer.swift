@@ -11,8 +11,13 @@ final class NginxServer {
     let baseURL: URL
 
     /// Starts nginx serving `root`, logging to `accessLog`, each answer at most `limitRate` (nginx syntax, as
-    /// `8m`; nil: no limit). Its own files go to `workDirectory`.
-    init(root: URL, accessLog: URL, workDirectory: URL, limitRate: String? = nil) throws {
+    /// `8m`; nil: no limit). Its own files go to `workDirectory`. With `tls`, it serves HTTPS with that
+    /// certificate and offers HTTP/2 (ALPN), and each access log line ends with ` proto=HTTP/2.0` (or
+    /// `HTTP/1.1`): nginx's `$server_protocol`.
+    init(
+        root: URL, accessLog: URL, workDirectory: URL, limitRate: String? = nil,
+        tls: (certificate: URL, key: URL)? = nil
+    ) throws {
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<5 {
@@ -25,7 +30,7 @@ final class NginxServer {
                 error_log \(workDirectory.path)/error.log;
                 events { worker_connections 256; }
                 http {
-                    log_format jobkit '$request_method $uri range=$http_range status=$status';
+                    log_format jobkit '$request_method $uri range=$http_range status=$status\(tls == nil ? "" : " proto=$server_protocol")';
                     access_log \(accessLog.path) jobkit;
                     client_body_temp_path \(workDirectory.path);
                     proxy_temp_path \(workDirectory.path);
@@ -36,7 +41,8 @@ final class NginxServer {
                     keepalive_requests 100000;
                     \(limitRate.map { "limit_rate \($0);" } ?? "")
                     server {
-                        listen 127.0.0.1:\(port);
+                        listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl http2");
+                        \(tls.map { "ssl_certificate \($0.certificate.path); ssl_certificate_key \($0.key.path);" } ?? "")
                         root \(root.path);
                     }
                 }
@@ -53,7 +59,7 @@ final class NginxServer {
                 lastError = error
                 break
             }
-            let url = URL(string: "http://127.0.0.1:\(port)/")!
+            let url = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!
             let deadline = Date().addingTimeInterval(10)
             while process.isRunning, Date() < deadline {
                 if Self.answers(url) {

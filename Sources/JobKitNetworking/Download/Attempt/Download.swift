@@ -121,7 +121,8 @@ final class Download: @unchecked Sendable {
                 controller.queue.async { self.finalize() }
             }
         }
-        transport.start(request, handler: handler, for: controller, context: context, logger: logger)
+        transport.start(
+            request, handler: handler, for: controller, context: context, logger: logger, throttle: hooks?.throttle)
     }
 
     /// Gives the complete `.part` the destination's name and completes the run, in one step on the

@@ -24,12 +24,19 @@ extension DownloadManager {
         /// is requested without them until it is added again with them — a request with the same
         /// URL, name and checksum as an item sets that item's headers to its own.
         public var headers: [Header]
+        /// The most bytes a second this download reads (aria2's `--max-download-limit`), within the
+        /// overall limit (`Configuration.maxBytesPerSecond`); nil (the default), zero or negative: no
+        /// limit of its own. `DownloadManager.setMaxBytesPerSecond(_:for:)` changes it while it runs.
+        /// Adding the request of an existing item again gives that item this limit. Not kept in the
+        /// journal: an item restored by a new manager has no limit of its own until it is set again.
+        public var maxBytesPerSecond: Int64?
 
         /// A request for `url`, under `name` (nil: the URL's last path component).
         public init(
             url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false,
-            headers: [Header] = []
+            headers: [Header] = [], maxBytesPerSecond: Int64? = nil
         ) {
+            self.maxBytesPerSecond = maxBytesPerSecond
             self.url = url
             self.name = name
             self.checksum = checksum

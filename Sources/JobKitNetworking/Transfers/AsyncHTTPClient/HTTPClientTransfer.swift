@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -21,12 +22,16 @@ import NIOPosix
 /// fell below it again: memory stays bounded however slow the disk. Every part that arrived before
 /// the connection ended is written before the handler hears of the end.
 ///
+/// With a `Throttle` (a `DownloadManager`'s speed limits), each body part is paid for as it
+/// arrives, and the next is read only once the limiter says so: the connection's reads stop
+/// meanwhile (TCP's own flow control holds the server back), with no thread waiting.
+///
 /// A request that waited for one of the client's connections until AsyncHTTPClient gave up
 /// (`getConnectionFromPoolTimeout`: the host has working connections, all busy) never reached
 /// the server: it is queued again, not failed.
 // AsyncHTTPClient runs the delegate's callbacks and the task's futures on the event loop the
 // transfer picked (every task of it, redirects too, is pinned there).
-// Safety: `backlog`, `demand`, `sawHead`, `waitedForBusyConnections` and `ended` are touched only
+// Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections` and `ended` are touched only
 // on that event loop; `response` and `discards` only by the batches of work, which run one after
 // the other (the next is submitted, on the event loop, once the one before finished); the task is
 // behind a lock.
@@ -68,8 +73,13 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private let logger: Logger?
     private let slot = LockedBox<Slot>.make(.waiting)
     private var backlog = FileWorkBacklog<Work>()
-    /// Completed once the backlog is below `backlogLimit` again: AsyncHTTPClient waits for it.
+    /// Completed once the backlog is below `backlogLimit` again and no throttle wait is on:
+    /// AsyncHTTPClient waits for it.
     private var demand: EventLoopPromise<Void>?
+    /// The speed limits the body is read at; nil: none.
+    private let throttle: Throttle?
+    /// The wait of the throttle, until the next body part may be read.
+    private var throttled: Throttle.Wait?
     /// The response head arrived: the request reached the server, and is never sent again.
     private var sawHead = false
     /// The last task failed waiting for one of the host's connections, all busy.
@@ -79,8 +89,12 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// The rest of the body is not the handler's (it asked to stop, or failed).
     private var discards = false
 
-    private init(url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?) {
+    private init(
+        url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?,
+        throttle: Throttle?
+    ) {
         self.url = url
+        self.throttle = throttle
         self.logger = logger
         self.request = request
         self.client = client
@@ -90,10 +104,10 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
     /// A run cancelled first never sends it (and its handler hears nothing, as on the URLSession path).
-    /// AsyncHTTPClient logs the request to `logger`.
+    /// AsyncHTTPClient logs the request to `logger`; the body is read as fast as `throttle` allows.
     static func start(
         _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller,
-        logger: Logger? = nil
+        logger: Logger? = nil, throttle: Throttle? = nil
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
         let built: HTTPClient.Request
@@ -105,7 +119,8 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
             // On the run's queue, as the download's first attempt: not an event loop.
             return handler.onComplete(nil, Self.transportError(error, url: url))
         }
-        let transfer = HTTPClientTransfer(url: url, request: built, client: client, handler: handler, logger: logger)
+        let transfer = HTTPClientTransfer(
+            url: url, request: built, client: client, handler: handler, logger: logger, throttle: throttle)
         controller.onCancel { transfer.cancel() }
         transfer.send()
     }
@@ -150,10 +165,25 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         submit(.body(buffer, task), bytes: buffer.readableBytes)
-        guard backlog.bytes >= Self.backlogLimit else { return eventLoop.makeSucceededVoidFuture() }
+        if let throttle, !ended {
+            throttled = throttle.consumed(buffer.readableBytes) { [self] in
+                eventLoop.execute {
+                    self.throttled = nil
+                    self.releaseDemand()
+                }
+            }
+        }
+        guard backlog.bytes >= Self.backlogLimit || throttled != nil else { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         demand = promise
         return promise.futureResult
+    }
+
+    /// Lets AsyncHTTPClient read on, once the backlog is below its limit and the throttle's wait is over.
+    private func releaseDemand() {
+        guard let demand, throttled == nil, backlog.bytes < Self.backlogLimit else { return }
+        self.demand = nil
+        demand.succeed()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
@@ -183,6 +213,12 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private func end(_ error: (any Error)?) {
         guard !ended else { return }
         ended = true
+        // Nothing more is read: the throttle's timer goes now (a promise left waiting is released).
+        if let throttled, let throttle {
+            self.throttled = nil
+            throttle.cancel(throttled)
+            releaseDemand()
+        }
         submit(.end(error))
     }
 
@@ -219,10 +255,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         eventLoop.execute { [self] in
             handed.work = []
             if let next = backlog.batchFinished() { run(next) }
-            if let demand, backlog.bytes < Self.backlogLimit {
-                self.demand = nil
-                demand.succeed()
-            }
+            releaseDemand()
         }
     }
 
@@ -266,8 +299,10 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     /// An AsyncHTTPClient or SwiftNIO error as the `TransportError` a URLSession transfer would
-    /// give, so that `TransientFailure` judges both alike.
+    /// give, so that `TransientFailure` judges both alike. A certificate that fails verification is
+    /// `serverCertificateUntrusted` (not transient: trying again cannot help).
     static func transportError(_ error: any Error, url: URL) -> any Error {
+        var reason = String(describing: error)
         let code: URLError.Code
         switch error as? HTTPClientError {
         case .cancelled?: code = .cancelled
@@ -280,6 +315,15 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         case .alreadyShutdown?: code = .cancelled
         case let other?:
             code = other.description.lowercased().contains("unsupported") ? .unsupportedURL : .cannotParseResponse
+        case nil where error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError:
+            let text = reason.lowercased()
+            if text.contains("certificate_verify_failed") || text.contains("hostname") {
+                code = .serverCertificateUntrusted
+                reason = "the server's certificate is not trusted (TLS: \(reason))"
+            } else {
+                code = .secureConnectionFailed
+                reason = "TLS handshake failed: \(reason)"
+            }
         case nil:
             let text = String(describing: error).lowercased()
             if text.contains("refused") || text.contains("connect") {
@@ -290,7 +334,6 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
                 code = .networkConnectionLost
             }
         }
-        let reason = String(describing: error)
         return TransportError(
             URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]), url: url)
     }

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import JobKit
+import JobKitTestSupport
+import JobKitTesting
+import Testing
+
+@testable import JobKitNetworking
+
+/// `Configuration.maxBytesPerSecond`, `Request.maxBytesPerSecond` and `setMaxBytesPerSecond`, end to end
+/// through the manager's own AsyncHTTPClient.
+@Suite(.timeLimit(.minutes(2))) struct DownloadManagerSpeedLimitTests {
+    /// With time standing still, a limited download stops reading after its burst and first chunks;
+    /// moving the scheduler's time lets it read on — the limit is the scheduler's, not a sleeping thread.
+    @Test func aLimitedDownloadWaitsForTheSchedulersTime() async throws {
+        let bytes = pattern(1 << 20)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let scheduler = TestScheduler()
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        var configuration = testConfiguration(log)
+        configuration.scheduler = scheduler
+        configuration.maxBytesPerSecond = 64 << 10
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("limited.bin"))
+
+        await eventually("the download waits for the limit") { scheduler.scheduledCount >= 1 }
+        let before = manager.item(id)?.progress.received ?? 0
+        #expect(before < 1 << 20)
+        scheduler.advance(by: .seconds(1))
+        await eventually("the next chunks are read") { (manager.item(id)?.progress.received ?? 0) > before }
+        manager.setMaxBytesPerSecond(nil)
+        #expect(manager.maxBytesPerSecond == nil)
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.allSucceeded)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("limited.bin")) == bytes)
+    }
+
+    /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is within ±10% of the limit (the 10-second
+    /// figure is `Benchmarks/Networking/speed-limit.sh`'s, in BENCHMARKS.md).
+    @Test func aLimitedDownloadsRateIsWithinTenPercentOfTheLimit() async throws {
+        let limit: Int64 = 512 << 10
+        let bytes = pattern(2 << 20)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        var configuration = testConfiguration(log)
+        configuration.maxBytesPerSecond = limit
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("measured.bin"))
+        // Measured from the first bytes on: the manager's and the server's start are not the limit's.
+        await eventually("the first bytes arrived") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let first = manager.item(id)?.progress.received ?? 0
+        let summary = await manager.waitUntilFinished()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        #expect(summary.allSucceeded)
+        let rate = Double(Int64(bytes.count) - first) / seconds
+        #expect(abs(rate - Double(limit)) <= Double(limit) / 10, "\(Int(rate)) B/s against \(limit) B/s")
+    }
+
+    /// A request's own limit holds it below the overall one; raising it while it runs takes effect.
+    @Test func anItemsOwnLimitChangedWhileItRunsTakesEffect() async throws {
+        let bytes = pattern(4 << 20)
+        let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        var configuration = testConfiguration(log)
+        configuration.maxBytesPerSecond = 64 << 20
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        defer { manager.close() }
+        var request = DownloadManager.Request(url: server.url("item.bin"))
+        request.maxBytesPerSecond = 32 << 10  // 4 MiB would take two minutes
+        let id = try manager.add(contentsOf: [request])[0]
+
+        await eventually("the download runs") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        let started = DispatchTime.now().uptimeNanoseconds
+        try manager.setMaxBytesPerSecond(nil, for: id)
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.allSucceeded)
+        #expect(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 10)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("item.bin")) == bytes)
+        #expect(throws: DownloadManagerError.unknownItem(.init(rawValue: 99))) {
+            try manager.setMaxBytesPerSecond(1, for: .init(rawValue: 99))
+        }
+    }
+}
