@@ -108,11 +108,12 @@ enum DownloadInputFile {
             return nil
         },
         "max-download-limit": Option { value, entry in
-            do {
+            switch Result(catching: { () throws(SpeedLimit.ParseError) in try SpeedLimit.parse(value) }) {
+            case .success(let limit):
                 // 0: none of its own, whatever --max-download-limit says.
-                entry.maxBytesPerSecond = try SpeedLimit.parse(value) ?? 0
+                entry.maxBytesPerSecond = limit ?? 0
                 return nil
-            } catch {
+            case .failure(let error):
                 return "max-download-limit=: \(error.message)"
             }
         },
