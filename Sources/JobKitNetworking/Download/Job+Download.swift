@@ -78,7 +78,7 @@ extension Job where Value == URL {
     /// manager's); `replacing` lets the finished file replace one under its name. `headers` go with
     /// every request; `item` makes the `.part` the manager's item's (resumable from another URL).
     static func download(
-        from url: URL, to destination: URL, transport: DownloadTransport, blindResume: Bool, durability: Durability,
+        from url: URL, to destination: URL, transport: any HTTPTransport, blindResume: Bool, durability: Durability,
         hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false,
         headers: [(name: String, value: String)] = [], item: UInt64? = nil
     ) -> Job<URL> {

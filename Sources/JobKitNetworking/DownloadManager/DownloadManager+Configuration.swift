@@ -132,6 +132,8 @@ extension DownloadManager {
         /// }
         /// ```
         public var urlRefresher: (@Sendable (_ item: Item, _ status: Int) async -> URL?)?
+        /// What sends the requests, when not `transport`: a test's scripted transport.
+        var httpTransport: (any HTTPTransport)?
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 

@@ -85,7 +85,7 @@ public final class DownloadManager: Sendable {
 
     /// The directory, open: every file operation goes through it (see `DirectoryHandle`).
     let folder: DirectoryHandle
-    let transport: DownloadTransport
+    let transport: any HTTPTransport
     /// The AsyncHTTPClient the manager made for itself (no `transport` given): shut
     /// down when the manager is released, which its running downloads prevent.
     let ownedHTTPClient: HTTPClient?
@@ -148,13 +148,13 @@ public final class DownloadManager: Sendable {
         // The journal is rewritten from what it said before anything runs: torn lines go.
         try file.replace(with: recovery.journal)
         // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
-        if let transport = configuration.transport {
+        if let transport = configuration.httpTransport ?? configuration.transport {
             self.transport = transport
             ownedHTTPClient = nil
         } else {
             let http = DownloadHTTPClient.make(
                 tls: configuration.tlsConfiguration, httpVersion: configuration.httpVersion)
-            transport = .asyncHTTPClient(http)
+            transport = DownloadTransport.asyncHTTPClient(http)
             ownedHTTPClient = http
         }
         var machine = DownloadManagerStateMachine<JobHandle>(

@@ -17,7 +17,7 @@ final class Download: @unchecked Sendable {
     let url: URL
     let destination: URL
     let part: PartFile
-    let transport: DownloadTransport
+    let transport: any HTTPTransport
     let controller: Job<URL>.Controller
     let durability: Durability
     let hooks: DownloadHooks?
@@ -32,7 +32,7 @@ final class Download: @unchecked Sendable {
     let context = ServiceContext.current
 
     init(
-        url: URL, destination: URL, part: PartFile, transport: DownloadTransport, controller: Job<URL>.Controller,
+        url: URL, destination: URL, part: PartFile, transport: any HTTPTransport, controller: Job<URL>.Controller,
         durability: Durability, hooks: DownloadHooks?, headers: [(name: String, value: String)] = [],
         item: UInt64? = nil
     ) {
