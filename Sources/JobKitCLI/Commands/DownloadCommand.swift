@@ -14,7 +14,7 @@ struct DownloadCommand: AsyncParsableCommand {
             Files take the last path component of their URL as their name, or out=NAME from an input file. \
             An input file (-i, as aria2's) has a URL per line, each followed by indented option lines \
             (out=NAME; checksum=ALGORITHM=HEX with md5, sha-1, sha-224, sha-256, sha-384 or sha-512; \
-            header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT; max-download-limit=SPEED), and # comments. Headers go with \
+            header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT; max-download-limit=SPEED; split=N), and # comments. Headers go with \
             every request of their file, resumes and retries included; Range, Host, Accept-Encoding, \
             If-Range and the other headers a download or its connection sets are refused (exit 64). The output folder keeps a journal \
             (.jobkit-downloads.journal): run the same command again after Ctrl-C, a crash or kill -9 and \
@@ -93,6 +93,17 @@ struct DownloadCommand: AsyncParsableCommand {
     var maxDownloadLimit: String?
 
     @Option(
+        name: [.customShort("x"), .customLong("max-connection-per-server")],
+        help: ArgumentHelp(
+            "Fetch each file over up to this many connections, 1 to 16 (aria2's flag; an input file's split= "
+                + "sets one file's): when its server gives its length, accepts ranges and has a strong ETag or a "
+                + "Last-Modified date, the file is split into ranges fetched in parallel (none under 1 MiB), each "
+                + "resumed where it stopped after Ctrl-C or kill -9. Each connection counts against -j. A range "
+                + "answered for another version starts the file over on one connection.",
+            valueName: "n"))
+    var maxConnectionPerServer = 1
+
+    @Option(
         help: ArgumentHelp(
             "Trust the certificate authorities in this PEM file too, besides the system's (aria2's flag): for "
                 + "HTTPS servers with a private CA.",
@@ -114,6 +125,9 @@ struct DownloadCommand: AsyncParsableCommand {
         }
         guard !output.isEmpty else { throw ValidationError("-o/--output needs a folder.") }
         _ = try speeds()
+        guard (1...16).contains(maxConnectionPerServer) else {
+            throw ValidationError("-x/--max-connection-per-server: \(maxConnectionPerServer) is not from 1 to 16.")
+        }
     }
 
     /// `--max-overall-download-limit` and `--max-download-limit`, in bytes a second (nil: none).
@@ -137,6 +151,7 @@ struct DownloadCommand: AsyncParsableCommand {
         var network = DownloadNetworkSettings()
         (network.overallLimit, network.itemLimit) = try speeds()
         network.http1Only = http1_1
+        network.connections = maxConnectionPerServer
         do {
             if let caCertificate {
                 network.caCertificates = try DownloadNetworkSettings.certificates(at: caCertificate)

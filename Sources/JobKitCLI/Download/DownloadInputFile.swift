@@ -14,7 +14,7 @@ import JobKitNetworking
 ///
 /// Options: `out=NAME` (the file name in the output folder), `checksum=ALGORITHM=HEX` (md5, sha-1, sha-224,
 /// sha-256, sha-384, sha-512), `max-download-limit=SPEED` (aria2's: bytes a second, `K`/`M` suffixes, `0` for
-/// none), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
+/// none), `split=N` (the file's connections, 1 to 16, as `-x`), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
 /// (headers sent with every request of the file). A line that is not one of these is an error naming its
 /// line: an option before any URL, an unknown or repeated option, a line without `=`, a header that cannot be
 /// sent (a reserved name such as `Range`, a control character), several URLs on one line (aria2's mirrors),
@@ -39,6 +39,8 @@ enum DownloadInputFile {
         var line: Int
         /// `max-download-limit=`: bytes a second (`0`: no limit of its own); nil: not given.
         var maxBytesPerSecond: Int64? = nil
+        /// `split=`: its connections, 1 to 16; nil: not given.
+        var connections: Int? = nil
     }
 
     /// A line that cannot be read: `FILE:LINE: what is wrong`.
@@ -116,6 +118,13 @@ enum DownloadInputFile {
             case .failure(let error):
                 return "max-download-limit=: \(error.message)"
             }
+        },
+        "split": Option { value, entry in
+            guard let count = Int(value), (1...16).contains(count) else {
+                return "split=\(shown(value)): not a number of connections from 1 to 16"
+            }
+            entry.connections = count
+            return nil
         },
         "header": Option(repeats: true) { value, entry in
             addHeader("header=", value, to: &entry) { () throws(DownloadManagerError) in

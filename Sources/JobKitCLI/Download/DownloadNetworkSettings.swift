@@ -14,6 +14,8 @@ struct DownloadNetworkSettings {
     var caCertificates: [NIOSSLCertificate] = []
     /// `--http1.1`: never HTTP/2.
     var http1Only = false
+    /// `-x`: the connections of each download, unless its input file entry says otherwise (`split=`).
+    var connections = 1
 
     /// The PEM certificates in the file at `path`, or why they cannot be used (a usage error).
     static func certificates(at path: String) throws(DownloadPlan.Problem) -> [NIOSSLCertificate] {

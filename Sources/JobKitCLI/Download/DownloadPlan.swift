@@ -16,6 +16,8 @@ struct DownloadPlan: Equatable, Sendable {
         var origin: String
         /// `max-download-limit=`: its own speed limit in bytes a second; nil: the command's.
         var maxBytesPerSecond: Int64? = nil
+        /// `split=`: its connections; nil: the command's (`-x`).
+        var connections: Int? = nil
     }
 
     var items: [Item]
@@ -51,7 +53,7 @@ struct DownloadPlan: Equatable, Sendable {
                 Item(
                     url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
                     headers: entry.headers, namedByURL: entry.name == nil, origin: origin,
-                    maxBytesPerSecond: entry.maxBytesPerSecond))
+                    maxBytesPerSecond: entry.maxBytesPerSecond, connections: entry.connections))
         }
         var firstByName: [String: Item] = [:]
         for item in items {

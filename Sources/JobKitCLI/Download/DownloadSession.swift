@@ -49,6 +49,10 @@ enum DownloadSession {
         for index in requests.indices where requests[index].maxBytesPerSecond == nil {
             requests[index].maxBytesPerSecond = network.itemLimit
         }
+        // 0: no split= of its own, the command's -x.
+        for index in requests.indices where requests[index].connections == 0 {
+            requests[index].connections = network.connections
+        }
         let ids: [DownloadManager.ItemID]
         do {
             ids = try manager.add(contentsOf: requests)
@@ -126,7 +130,8 @@ enum DownloadSession {
             requests.append(
                 DownloadManager.Request(
                     url: item.url, name: item.name, checksum: checksum, replacesExistingFile: allowOverwrite,
-                    headers: item.headers, maxBytesPerSecond: item.maxBytesPerSecond))
+                    headers: item.headers, maxBytesPerSecond: item.maxBytesPerSecond,
+                    connections: item.connections ?? 0))
         }
         return (requests, refused)
     }

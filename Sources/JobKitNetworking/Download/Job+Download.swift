@@ -77,10 +77,12 @@ extension Job where Value == URL {
     /// end (for `DownloadManager`). With `folder`, the file is `name` in that open folder (the
     /// manager's); `replacing` lets the finished file replace one under its name. `headers` go with
     /// every request; `item` makes the `.part` the manager's item's (resumable from another URL).
+    /// With `connections` above 1, the file is fetched over that many connections when the server
+    /// allows (`SegmentedDownload`).
     static func download(
         from url: URL, to destination: URL, transport: any HTTPTransport, blindResume: Bool, durability: Durability,
         hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false,
-        headers: [(name: String, value: String)] = [], item: UInt64? = nil
+        headers: [(name: String, value: String)] = [], item: UInt64? = nil, connections: Int = 1
     ) -> Job<URL> {
         Job { controller in
             let part: PartFile
@@ -97,6 +99,7 @@ extension Job where Value == URL {
                 url: url, destination: destination, part: part, transport: transport, controller: controller,
                 durability: durability, hooks: hooks, headers: headers, item: item)
             do {
+                if connections > 1 { return try SegmentedDownload(download, connections: connections).start() }
                 let resume = download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }
                 download.attempt(resumingAt: resume)

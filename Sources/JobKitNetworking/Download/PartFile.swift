@@ -144,10 +144,14 @@ final class PartFile: Sendable {
 
     /// Writes the metadata atomically: to a temporary beside it (mode 0600: it names the URL),
     /// then renamed over it.
-    func writeMetadata(_ metadata: PartMetadata) throws(DownloadError) {
+    ///
+    /// - Parameter stale: asked under the part's lock, before anything is written; true writes
+    ///   nothing (a segmented download's map that a newer one, or a start over, replaced).
+    func writeMetadata(_ metadata: PartMetadata, unless stale: () -> Bool = { false }) throws(DownloadError) {
         let data = (try? JSONEncoder().encode(metadata)) ?? Data()
         let temporary = names.metadataTemporary
         try withDescriptor { _ throws(DownloadError) in
+            if stale() { return }
             folder.unlink(temporary)
             let file: Int32
             switch folder.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) {
@@ -180,6 +184,27 @@ final class PartFile: Sendable {
         try withDescriptor { descriptor throws(DownloadError) in
             guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            }
+        }
+    }
+
+    /// Writes `bytes` at `offset` (`pwrite`), leaving the position of `write(_:)` as it is: a
+    /// segmented download's connections write their ranges side by side. `stale`, asked under the
+    /// part's lock first, skips the write when true (a connection of a split that stopped).
+    func write(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int64, unless stale: () -> Bool = { false }
+    ) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            if stale() { return }
+            var done = 0
+            while done < bytes.count {
+                let count = pwrite(
+                    descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    throw DownloadError(kind: .cannotWrite(errno: count < 0 ? errno : EIO), path: part)
+                }
+                done += count
             }
         }
     }

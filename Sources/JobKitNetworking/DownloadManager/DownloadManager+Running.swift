@@ -123,7 +123,8 @@ extension DownloadManager {
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,
             hooks: hooks, folder: (folder, start.name), replacing: start.replacesFile,
-            headers: start.headers.map { ($0.name, $0.value) }, item: start.id.rawValue)
+            headers: start.headers.map { ($0.name, $0.value) }, item: start.id.rawValue,
+            connections: start.connections)
         let retry = configuration.retry
         let tracers = configuration.tracers
         if !tracers.isEmpty { job = job.named("download \(start.name)") }

@@ -133,7 +133,7 @@ final class Download: @unchecked Sendable {
     /// `finish` (the rename call, the folder's flush with `.system`, closing the `.part`) ends the
     /// run cancelled with its file in place: closing that needs the core to let a body commit (a
     /// cancel after it too late), which its contract — a cancel ends the run at once — does not.
-    private func finalize() {
+    func finalize() {
         let renamed = Result { () throws -> Bool in
             if let hooks { try hooks.beforeFinalize(part, part.length) }
             return try part.finalize(durability, unless: { controller.isCancelled })
@@ -147,7 +147,7 @@ final class Download: @unchecked Sendable {
     }
 
     /// Ends the download: closes the `.part` and completes the run on its queue.
-    private func end(_ result: Result<URL, any Error>) {
+    func end(_ result: Result<URL, any Error>) {
         part.close()
         controller.completeOnQueue(with: result)
     }

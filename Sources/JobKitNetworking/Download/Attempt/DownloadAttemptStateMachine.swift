@@ -101,6 +101,8 @@ struct DownloadAttemptStateMachine {
     ) -> Int64? {
         guard length > 0 else { return nil }
         guard let metadata else { return blindResume ? length : nil }
+        // A segmented download's `.part` has holes: its length says nothing of what is written.
+        guard metadata.segments == nil else { return nil }
         let same = metadata.url == url.absoluteString || (item != nil && metadata.item == item)
         guard same, metadata.validator != nil || blindResume else { return nil }
         if let total = metadata.total, length > total { return nil }

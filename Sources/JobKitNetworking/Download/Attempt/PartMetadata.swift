@@ -12,6 +12,10 @@ struct PartMetadata: Codable, Equatable {
     var lastModified: String?
     /// The full length of the resource, when the server said.
     var total: Int64?
+    /// The segments of a download over several connections (`SegmentedDownload`); nil for one
+    /// fetched from start to end. A `.part` with segments has holes: only a segmented download
+    /// resumes it (one connection starts it over).
+    var segments: SegmentMap?
 
     /// The validator for `If-Range`: the ETag when there is a strong one, else Last-Modified.
     var validator: String? {

@@ -30,12 +30,30 @@ extension DownloadManager {
         /// Adding the request of an existing item again gives that item this limit. Not kept in the
         /// journal: an item restored by a new manager has no limit of its own until it is set again.
         public var maxBytesPerSecond: Int64?
+        /// The most connections the file is fetched over at once (aria2's `-x`/`split=`): 1 (the
+        /// default) fetches it from start to end on one. Values below 1 count as 1, above 16 as 16.
+        ///
+        /// With more than one, and when the server answers a first `Range: bytes=0-` with a `206`
+        /// that gives the length, a strong ETag (or else a Last-Modified date) and no content coding,
+        /// the file is split into that many ranges (none shorter than 1 MiB) fetched in parallel into
+        /// the one `.part`, each connection writing its own range. The split is kept in the
+        /// `.part.meta`, so that a process killed at any moment resumes every range where it stopped.
+        /// A range answered without that validator — a `200`, another ETag, another `Content-Range` —
+        /// starts the file over on one connection; a server without ranges is read on one. The
+        /// checksum is computed over the whole file once it is complete.
+        ///
+        /// Each connection is one of `Configuration.maxConcurrent` and `maxPerHost`'s slots: the
+        /// item takes as many as are free when it starts, up to `connections`, at least one (it
+        /// never waits for more), and frees them all when its run ends. A `.part` split by an
+        /// earlier run and resumed with `connections` 1 starts over. Not kept in the journal.
+        public var connections: Int
 
         /// A request for `url`, under `name` (nil: the URL's last path component).
         public init(
             url: URL, name: String? = nil, checksum: Checksum? = nil, replacesExistingFile: Bool = false,
-            headers: [Header] = [], maxBytesPerSecond: Int64? = nil
+            headers: [Header] = [], maxBytesPerSecond: Int64? = nil, connections: Int = 1
         ) {
+            self.connections = connections
             self.maxBytesPerSecond = maxBytesPerSecond
             self.url = url
             self.name = name
@@ -43,5 +61,8 @@ extension DownloadManager {
             self.replacesExistingFile = replacesExistingFile
             self.headers = headers
         }
+
+        /// `connections` within 1 to `SegmentMap.maximumSegments`.
+        var effectiveConnections: Int { min(max(connections, 1), SegmentMap.maximumSegments) }
     }
 }

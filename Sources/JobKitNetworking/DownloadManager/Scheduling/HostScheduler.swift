@@ -68,24 +68,33 @@ struct HostScheduler {
         if queues[host]?.isEmpty == true { queues[host] = nil }
     }
 
-    /// A run of `host` ended or was stopped: its slot is free.
-    mutating func runEnded(host: String) {
-        precondition(runningCount > 0 && runningByHost[host, default: 0] > 0, "no run of \(host) is counted")
-        runningCount -= 1
-        runningByHost[host]! -= 1
+    /// A run of `host` ended or was stopped: its `slots` (its connections, as `claimNext` counted
+    /// them) are free.
+    mutating func runEnded(host: String, slots: Int = 1) {
+        precondition(
+            slots >= 1 && runningCount >= slots && runningByHost[host, default: 0] >= slots,
+            "no run of \(host) with \(slots) slots is counted")
+        runningCount -= slots
+        runningByHost[host]! -= slots
         if runningByHost[host] == 0 { runningByHost[host] = nil }
     }
 
     /// A run of `host` stopped by closing counts as pending again, unqueued: nothing starts any more.
-    mutating func runStoppedByClose(host: String) {
-        runEnded(host: host)
+    mutating func runStoppedByClose(host: String, slots: Int = 1) {
+        runEnded(host: host, slots: slots)
         pendingCount += 1
     }
 
     /// Takes the oldest queued item whose host has a free slot and that `isBlocked` does not hold
     /// back, and counts it running on its host; nil when the limit is reached or none can start.
     /// `isBlocked` is asked about the head of each host's queue only.
-    mutating func claimNext(isBlocked: (ItemID) -> Bool) -> (id: ItemID, host: String)? {
+    ///
+    /// An item that `connections` says wants several connections takes as many slots as are free,
+    /// up to that many, at least one (in the total and on its host): `slots` says how many, the
+    /// connections its run may open; `runEnded` frees them all.
+    mutating func claimNext(
+        isBlocked: (ItemID) -> Bool, connections: (ItemID) -> Int = { _ in 1 }
+    ) -> (id: ItemID, host: String, slots: Int)? {
         guard runningCount < limit else { return nil }
         var best: (host: String, ticket: UInt64)?
         for host in Array(queues.keys) {
@@ -101,8 +110,10 @@ struct HostScheduler {
         guard let best, let id = queues[best.host]?.popFirst() else { return nil }
         if queues[best.host]?.isEmpty == true { queues[best.host] = nil }
         pendingCount -= 1
-        runningCount += 1
-        runningByHost[best.host, default: 0] += 1
-        return (id, best.host)
+        var slots = max(1, min(connections(id), limit - runningCount))
+        if let perHost { slots = max(1, min(slots, perHost - runningByHost[best.host, default: 0])) }
+        runningCount += slots
+        runningByHost[best.host, default: 0] += slots
+        return (id, best.host, slots)
     }
 }

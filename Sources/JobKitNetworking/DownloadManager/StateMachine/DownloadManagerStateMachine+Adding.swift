@@ -23,18 +23,19 @@ extension DownloadManagerStateMachine {
             }
             let replacing = request.replacesExistingFile
             let headers = request.headers
+            let connections = request.effectiveConnections
             if let entry = items.entry(named: name) {
                 guard entry.url == request.url, entry.checksum == request.checksum else {
                     throw .nameTaken(name, by: entry.id)
                 }
-                prepared.append(.existing(entry.id, replacing: replacing, headers: headers))
+                prepared.append(.existing(entry.id, replacing: replacing, headers: headers, connections: connections))
                 continue
             }
             if let earlier = batch[name] {
                 guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
                     throw .nameTaken(name, by: earlier.id)
                 }
-                prepared.append(.existing(earlier.id, replacing: replacing, headers: headers))
+                prepared.append(.existing(earlier.id, replacing: replacing, headers: headers, connections: connections))
                 continue
             }
             // Ids count up to the journal's limit (2⁶²): reached only from a planted journal.
@@ -45,7 +46,7 @@ extension DownloadManagerStateMachine {
             prepared.append(
                 .new(
                     id: ItemID(rawValue: id), url: request.url, name: name, checksum: request.checksum,
-                    replacing: replacing, headers: headers))
+                    replacing: replacing, headers: headers, connections: connections))
             id += 1
         }
         return prepared
@@ -54,7 +55,7 @@ extension DownloadManagerStateMachine {
     /// The journal records of prepared requests (new items only).
     static func records(of prepared: [Prepared]) -> [DownloadJournal.Record] {
         prepared.compactMap { item in
-            guard case .new(let id, let url, let name, let checksum, _, _) = item else { return nil }
+            guard case .new(let id, let url, let name, let checksum, _, _, _) = item else { return nil }
             return .add(id.rawValue, url: url, name: name, checksum: checksum)
         }
     }
@@ -66,11 +67,12 @@ extension DownloadManagerStateMachine {
         var ids: [ItemID] = []
         for item in prepared {
             switch item {
-            case .new(let id, let url, let name, let checksum, let replacing, let headers):
+            case .new(let id, let url, let name, let checksum, let replacing, let headers, let connections):
                 if items[id] != nil {
                     items.update(id) {
                         if replacing { $0.replacesFile = true }
                         $0.headers = headers
+                        $0.connections = connections
                     }
                     ids.append(id)  // the same request twice in one batch
                     continue
@@ -79,17 +81,18 @@ extension DownloadManagerStateMachine {
                     Entry(
                         id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url),
                         checksum: checksum, phase: .cancelled, meter: SpeedMeter(window: window),
-                        replacesFile: replacing, headers: headers))
+                        replacesFile: replacing, headers: headers, connections: connections))
                 journal.noteWritten(1)
                 enqueue(id)
                 actions.wake(outbox.note(.changed(self.item(id, now: now))))
                 ids.append(id)
-            case .existing(let id, let replacing, let headers):
+            case .existing(let id, let replacing, let headers, let connections):
                 ids.append(id)
                 guard let entry = items[id] else { continue }
                 items.update(id) {
                     if replacing { $0.replacesFile = true }
                     $0.headers = headers
+                    $0.connections = connections
                 }
                 switch entry.phase {
                 case .failed, .cancelled, .held: actions.merge(requeue(id, now: now))

@@ -138,7 +138,7 @@ extension DownloadManagerStateMachine {
         for id in items.ids {
             guard let entry = items[id], case .running(let run) = entry.phase else { continue }
             if let handle = run.handle { actions.cancels.append(handle) }
-            scheduler.runStoppedByClose(host: entry.host)
+            scheduler.runStoppedByClose(host: entry.host, slots: run.slots)
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
         }
         isClosed = true

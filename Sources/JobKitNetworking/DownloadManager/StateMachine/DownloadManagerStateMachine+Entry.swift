@@ -27,6 +27,8 @@ extension DownloadManagerStateMachine {
         var generation: UInt64
         var handle: Handle?
         var verifying = false
+        /// The scheduler's slots it holds: the connections it may open (`HostScheduler.claimNext`).
+        var slots = 1
     }
 
     struct Entry {
@@ -55,6 +57,9 @@ extension DownloadManagerStateMachine {
         var replacesFile = false
         /// Sent with every request (`Request.headers`; not journaled).
         var headers: [DownloadManager.Header] = []
+        /// The connections it asks for (`Request.connections`, from 1 to `SegmentMap.maximumSegments`;
+        /// not journaled).
+        var connections = 1
         /// Its current run started from a URL the refresher gave, and no response has filled its
         /// `.part` since: a refusal now fails the item without asking the refresher again.
         var runsRefreshedURL = false
@@ -83,15 +88,18 @@ extension DownloadManagerStateMachine {
         let replacesFile: Bool
         /// Sent with every request of the run.
         var headers: [DownloadManager.Header] = []
+        /// The connections the run may open (the slots it took).
+        var connections = 1
     }
 
     /// A validated request, before it is committed.
     enum Prepared: Equatable {
         case new(
             id: ItemID, url: URL, name: String, checksum: Checksum?, replacing: Bool,
-            headers: [DownloadManager.Header] = [])
-        /// The same URL, name and checksum as an item the manager has: it takes these headers.
-        case existing(ItemID, replacing: Bool, headers: [DownloadManager.Header])
+            headers: [DownloadManager.Header] = [], connections: Int = 1)
+        /// The same URL, name and checksum as an item the manager has: it takes these headers and
+        /// connections.
+        case existing(ItemID, replacing: Bool, headers: [DownloadManager.Header], connections: Int = 1)
     }
 
     /// How a run ended.

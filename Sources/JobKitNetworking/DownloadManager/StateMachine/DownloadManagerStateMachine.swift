@@ -196,16 +196,19 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Claims the next pending item the scheduler allows whose name is free; nil when none.
-    mutating func claimNext() -> ItemID? {
+    mutating func claimNext() -> (id: ItemID, slots: Int)? {
         // Moved out while it decides, so that the check can read the items and names (a copy of those
         // would be copied whole on the next change).
         var scheduler = self.scheduler
         self.scheduler = HostScheduler(limit: 1, perHost: nil)
         defer { self.scheduler = scheduler }
-        return scheduler.claimNext { id in
-            guard let name = items[id]?.name else { return false }
-            return nameGuard.isHeld(name)
-        }?.id
+        let claimed = scheduler.claimNext(
+            isBlocked: { id in
+                guard let name = items[id]?.name else { return false }
+                return nameGuard.isHeld(name)
+            },
+            connections: { id in items[id]?.connections ?? 1 })
+        return claimed.map { ($0.id, $0.slots) }
     }
 
     /// Whether the item's run recorded `finishing`: its `.part` is complete and is being (or was)
@@ -277,7 +280,7 @@ struct DownloadManagerStateMachine<Handle> {
     mutating func leave(_ entry: Entry) {
         switch entry.phase {
         case .pending: scheduler.withdraw(entry.id, host: entry.host)
-        case .running: scheduler.runEnded(host: entry.host)
+        case .running(let run): scheduler.runEnded(host: entry.host, slots: run.slots)
         default: break
         }
     }
@@ -286,12 +289,12 @@ struct DownloadManagerStateMachine<Handle> {
     /// free.
     mutating func claimStarts(now: UInt64, into actions: inout Actions) {
         guard !isClosed, !holdsStarts else { return }
-        while let id = claimNext() {
+        while let (id, slots) = claimNext() {
             guard let entry = items[id] else { preconditionFailure("item \(id.rawValue) was queued but is gone") }
             nextGeneration += 1
             let generation = nextGeneration
             items.update(id) {
-                $0.phase = .running(Run(generation: generation))
+                $0.phase = .running(Run(generation: generation, slots: slots))
                 $0.finishingSize = nil
                 $0.meter.reset()
                 $0.meter.record(entry.transferred, at: now)
@@ -301,7 +304,7 @@ struct DownloadManagerStateMachine<Handle> {
             actions.starts.append(
                 Start(
                     id: id, generation: generation, url: entry.url, name: entry.name, checksum: entry.checksum,
-                    replacesFile: entry.replacesFile, headers: entry.headers))
+                    replacesFile: entry.replacesFile, headers: entry.headers, connections: slots))
         }
     }
 

@@ -1,0 +1,91 @@
+import Foundation
+import JobKitTestSupport
+import Testing
+
+/// `jobkit download -x N` against Debian's nginx limiting each connection — skipped, with the reason
+/// printed, where nginx is not installed.
+@Suite(
+    .timeLimit(.minutes(3)),
+    .enabled(if: NginxServer.isInstalled, "nginx is not installed at /usr/sbin/nginx (apt-get install nginx)"))
+struct DownloadConnectionsTests {
+    private func start(_ fixture: DownloadFixture, limitRate: String) throws -> NginxServer {
+        try NginxServer(
+            root: fixture.files, accessLog: fixture.accessLog,
+            workDirectory: fixture.folder.appendingPathComponent("nginx"), limitRate: limitRate)
+    }
+
+    /// The bytes the segment map beside `name`'s `.part` says are written, and the file's length.
+    private static func segmentProgress(_ fixture: DownloadFixture, _ name: String) -> (done: Int, total: Int)? {
+        let path = fixture.output.appendingPathComponent(name + ".part.meta").path
+        guard let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let map = object["segments"] as? [String: Any], let total = map["length"] as? Int,
+            let segments = map["segments"] as? [[String: Any]]
+        else { return nil }
+        return (segments.reduce(0) { $0 + ($1["done"] as? Int ?? 0) }, total)
+    }
+
+    @Test func fourConnectionsAreAtLeastThreeTimesFasterThanOneAndByteExact() async throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let names = try fixture.make("big", count: 1) { _ in 8 << 20 }
+        // nginx sends a second's worth at once, then 1 MiB/s: about 7 s on one connection, 1 on four.
+        let nginx = try start(fixture, limitRate: "1m")
+        let url = nginx.baseURL.appendingPathComponent(names[0]).absoluteString
+        var seconds: [Int: Double] = [:]
+        for connections in [4, 1] {
+            try? FileManager.default.removeItem(at: fixture.output)
+            let started = Date()
+            let output = try await runProduct(
+                "jobkit", arguments: ["download", "-x", "\(connections)", "-o", fixture.output.path, "--quiet", url])
+            seconds[connections] = Date().timeIntervalSince(started)
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(fixture.arrived(names[0]), "-x \(connections): byte-exact")
+        }
+        let one = try #require(seconds[1])
+        let four = try #require(seconds[4])
+        #expect(one >= 3 * four, "one connection \(one) s, four \(four) s")
+        let ranged = fixture.requests().filter { $0.contains("range=bytes=") && $0.hasSuffix("status=206") }
+        #expect(ranged.count >= 4, "\(fixture.requests())")
+    }
+
+    @Test func killedMidwayThenRunAgainFetchesOnlyTheMissingRanges() async throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let names = try fixture.make("big", count: 1) { _ in 8 << 20 }
+        let nginx = try start(fixture, limitRate: "1m")
+        let url = nginx.baseURL.appendingPathComponent(names[0]).absoluteString
+        let arguments = ["download", "-x", "4", "-o", fixture.output.path, "--quiet", url]
+        let first = try LaunchedProcess(arguments)
+        // Past nginx's first second (a burst of 1 MiB a connection), before the end.
+        let midway = await first.send(SIGKILL) {
+            guard let (done, total) = Self.segmentProgress(fixture, names[0]) else { return false }
+            return done >= total * 2 / 3
+        }
+        #expect(await first.wait() == SIGKILL)
+        try #require(midway, "the run ended before it was midway")
+        let (doneBefore, total) = try #require(Self.segmentProgress(fixture, names[0]))
+        #expect(doneBefore < total)
+        let requestsBefore = fixture.requests().count
+
+        let second = try await runProduct("jobkit", arguments: arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(fixture.arrived(names[0]))
+        let after = fixture.requests(from: requestsBefore)
+        #expect(!after.isEmpty)
+        var asked = 0
+        for line in after {
+            // `GET /big0.bin range=bytes=A-B status=206`: every request is a range, none from byte 0.
+            guard let range = line.split(separator: " ").first(where: { $0.hasPrefix("range=bytes=") }),
+                let bounds = Optional(range.dropFirst("range=bytes=".count).split(separator: "-")),
+                bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1])
+            else {
+                Issue.record("not a bounded range: \(line)")
+                continue
+            }
+            #expect(first > 0 && line.hasSuffix("status=206"), "\(line)")
+            asked += last - first + 1
+        }
+        #expect(asked <= total - doneBefore, "asked \(asked) bytes again; \(total - doneBefore) were missing")
+    }
+}
