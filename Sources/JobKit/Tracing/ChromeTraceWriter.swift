@@ -58,6 +58,6 @@ public final class ChromeTraceWriter: JobTracer {
 
     /// Writes the trace so far to `url`.
     public func write(to url: URL) throws {
-        try jsonData().write(to: url, options: .atomic)
+        try TraceFile.write(jsonData(), to: url)
     }
 }

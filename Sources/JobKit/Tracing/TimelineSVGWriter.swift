@@ -82,7 +82,7 @@ public final class TimelineSVGWriter: JobTracer {
 
     /// Writes the timeline so far to `url`.
     public func write(to url: URL) throws {
-        try Data(svg().utf8).write(to: url, options: .atomic)
+        try TraceFile.write(Data(svg().utf8), to: url)
     }
 
     private func rounded(_ value: Double) -> String {

@@ -174,9 +174,12 @@ struct DownloadCommand: AsyncParsableCommand {
         }
         if contentDisposition {
             let named = plan.items.indices.filter { plan.items[$0].namedByURL }
+            // Through the same TLS trust and HTTP version as the downloads.
+            var settings = DownloadManager.Configuration()
+            network.apply(to: &settings)
             let values = await ContentDisposition.probe(
                 named.map { (plan.items[$0].url, plan.items[$0].headers.map { ($0.name, $0.value) }) },
-                width: transfer.maxConcurrent)
+                width: transfer.maxConcurrent, tls: settings.tlsConfiguration, httpVersion: settings.httpVersion)
             var names = [String?](repeating: nil, count: plan.items.count)
             for (index, value) in zip(named, values) {
                 names[index] = value.flatMap(DownloadNaming.name(fromContentDisposition:))

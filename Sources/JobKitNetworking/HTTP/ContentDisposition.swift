@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOSSL
 import Foundation
 
 /// The file name a server suggests in `Content-Disposition` (RFC 6266), for `jobkit download
@@ -72,12 +73,14 @@ package enum ContentDisposition {
     }
 
     /// The `Content-Disposition` values of `requests`' answers, in order (nil: none), asked at most `width` at a
-    /// time through one client made for them (the downloads' configuration) and shut down after.
+    /// time through one client made for them (the downloads' configuration, with their `tls` trust and
+    /// `httpVersion`) and shut down after.
     package static func probe(
-        _ requests: [(url: URL, headers: [(name: String, value: String)])], width: Int
+        _ requests: [(url: URL, headers: [(name: String, value: String)])], width: Int,
+        tls: TLSConfiguration? = nil, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic
     ) async -> [String?] {
         guard !requests.isEmpty else { return [] }
-        let client = DownloadHTTPClient.make()
+        let client = DownloadHTTPClient.make(tls: tls, httpVersion: httpVersion)
         var names = [String?](repeating: nil, count: requests.count)
         await withTaskGroup(of: (Int, String?).self) { group in
             var next = 0

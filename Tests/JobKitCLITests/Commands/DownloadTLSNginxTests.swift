@@ -11,7 +11,9 @@ import Testing
 )
 struct DownloadTLSNginxTests {
     /// A fixture with files, a CA, and nginx serving them over HTTPS with HTTP/2.
-    private func start() async throws -> (DownloadFixture, TestCertificates, NginxServer, [String]) {
+    private func start(directives: String = "") async throws -> (
+        DownloadFixture, TestCertificates, NginxServer, [String]
+    ) {
         let fixture = try DownloadFixture()
         let folder = fixture.folder.appendingPathComponent("tls")
         let certificates = try await offThePool { Result { try TestCertificates.make(in: folder) } }.get()
@@ -19,7 +21,7 @@ struct DownloadTLSNginxTests {
         let nginx = try NginxServer(
             root: fixture.files, accessLog: fixture.accessLog,
             workDirectory: fixture.folder.appendingPathComponent("nginx"),
-            tls: (certificates.certificate, certificates.key))
+            tls: (certificates.certificate, certificates.key), directives: directives)
         return (fixture, certificates, nginx, names)
     }
 
@@ -38,6 +40,25 @@ struct DownloadTLSNginxTests {
         let requests = fixture.requests()
         #expect(requests.count == names.count)
         #expect(requests.allSatisfy { $0.hasSuffix("status=200 proto=HTTP/2.0") }, "\(requests)")
+        withExtendedLifetime(nginx) {}
+    }
+
+    /// `--content-disposition` asks for the server's names through the same trust and HTTP version as
+    /// the downloads: with the private CA, the name comes back at once.
+    @Test func contentDispositionProbesThroughTheTrustedCA() async throws {
+        let (fixture, certificates, nginx, names) = try await start(
+            directives: #"add_header Content-Disposition 'attachment; filename="suggested.bin"';"#)
+        defer { fixture.cleanUp() }
+        let output = try await runProduct(
+            "jobkit",
+            arguments: [
+                "download", "-o", fixture.output.path, "--quiet", "--content-disposition", "--http1.1",
+                "--ca-certificate", certificates.authority.path,
+                nginx.baseURL.appendingPathComponent(names[0]).absoluteString,
+            ])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(FileManager.default.fileExists(atPath: fixture.output.appendingPathComponent("suggested.bin").path))
+        #expect(fixture.requests().allSatisfy { $0.hasSuffix("proto=HTTP/1.1") }, "\(fixture.requests())")
         withExtendedLifetime(nginx) {}
     }
 

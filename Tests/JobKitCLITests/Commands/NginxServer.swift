@@ -13,10 +13,10 @@ final class NginxServer {
     /// Starts nginx serving `root`, logging to `accessLog`, each answer at most `limitRate` (nginx syntax, as
     /// `8m`; nil: no limit). Its own files go to `workDirectory`. With `tls`, it serves HTTPS with that
     /// certificate and offers HTTP/2 (ALPN), and each access log line ends with ` proto=HTTP/2.0` (or
-    /// `HTTP/1.1`): nginx's `$server_protocol`.
+    /// `HTTP/1.1`): nginx's `$server_protocol`. `directives` go into the server block as they are.
     init(
         root: URL, accessLog: URL, workDirectory: URL, limitRate: String? = nil,
-        tls: (certificate: URL, key: URL)? = nil
+        tls: (certificate: URL, key: URL)? = nil, directives: String = ""
     ) throws {
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         var lastError: (any Error)?
@@ -44,6 +44,7 @@ final class NginxServer {
                         listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl http2");
                         \(tls.map { "ssl_certificate \($0.certificate.path); ssl_certificate_key \($0.key.path);" } ?? "")
                         root \(root.path);
+                        \(directives)
                     }
                 }
                 """

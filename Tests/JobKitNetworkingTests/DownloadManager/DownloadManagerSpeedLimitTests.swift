@@ -38,9 +38,12 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("limited.bin")) == bytes)
     }
 
-    /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is within ±10% of the limit (the 10-second
-    /// figure is `Benchmarks/Networking/speed-limit.sh`'s, in BENCHMARKS.md).
-    @Test func aLimitedDownloadsRateIsWithinTenPercentOfTheLimit() async throws {
+    /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is never more than 10% over the limit.
+    /// Only the upper bound is asserted: a busy machine (a full parallel run) makes a download slower,
+    /// never faster, and a lower rate is its load, not the limiter's. The ±10% figure over 10 s is
+    /// `Benchmarks/Networking/speed-limit.sh`'s, measured alone, in BENCHMARKS.md; the limiter's
+    /// exact rate is `BandwidthLimiterTests`', on virtual time.
+    @Test func aLimitedDownloadsRateIsNeverAboveTheLimit() async throws {
         let limit: Int64 = 512 << 10
         let bytes = pattern(2 << 20)
         let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
@@ -60,7 +63,7 @@ import Testing
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         #expect(summary.allSucceeded)
         let rate = Double(Int64(bytes.count) - first) / seconds
-        #expect(abs(rate - Double(limit)) <= Double(limit) / 10, "\(Int(rate)) B/s against \(limit) B/s")
+        #expect(rate <= Double(limit) * 1.1, "\(Int(rate)) B/s against \(limit) B/s")
     }
 
     /// A request's own limit holds it below the overall one; raising it while it runs takes effect.
