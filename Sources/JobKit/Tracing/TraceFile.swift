@@ -23,10 +23,12 @@ enum TraceFile {
     }
 
     private static func posixError(_ code: Int32, _ url: URL) -> any Error {
-        CocoaError(.fileWriteUnknown, userInfo: [
-            NSFilePathErrorKey: url.path,
-            NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO),
-            NSLocalizedDescriptionKey: "cannot write \(url.path): \(String(cString: strerror(code)))",
-        ])
+        CocoaError(
+            .fileWriteUnknown,
+            userInfo: [
+                NSFilePathErrorKey: url.path,
+                NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO),
+                NSLocalizedDescriptionKey: "cannot write \(url.path): \(String(cString: strerror(code)))",
+            ])
     }
 }

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import NIOSSL
 import Foundation
+import NIOSSL
 
 /// The file name a server suggests in `Content-Disposition` (RFC 6266), for `jobkit download
 /// --content-disposition`. What it returns is the server's text, decoded, not yet a safe name: the
