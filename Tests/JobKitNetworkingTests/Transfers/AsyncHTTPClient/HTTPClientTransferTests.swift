@@ -57,7 +57,8 @@ import Testing
         ticker.start()
         let result = await outcome(
             of: Job<URL>.download(
-                from: server.url("big"), to: destination, transport: DownloadTransport.asyncHTTPClient(http), blindResume: false,
+                from: server.url("big"), to: destination, transport: DownloadTransport.asyncHTTPClient(http),
+                blindResume: false,
                 durability: .process, hooks: hooks))
         let windowLateness = ticker.stop()
         try await http.shutdown()
