@@ -207,6 +207,13 @@ struct DownloadManagerSimulation {
             manager!.all(disk: &disk) { machine, id throws(DownloadManagerError) in
                 suspending ? try machine.suspend(id, now: 0) : try machine.resume(id, now: 0)
             }
+        case 10 where id != nil:
+            // A refreshed (signed) URL of the same file: the `.part` may resume from it, with its validator.
+            let base = SimulatedServer.resource(manager!.machine.item(id!, now: 0).url.absoluteString)
+            let fresh = URL(string: "\(base)?sig=\(random.int(1...3))")!
+            run("replaceURL \(id!.rawValue) \(fresh.absoluteString)") { machine throws(DownloadManagerError) in
+                try machine.replaceURL(id!, with: fresh, now: 0)
+            }
         case 9:
             note("close")
             manager!.close(disk: &disk)
@@ -290,7 +297,7 @@ struct DownloadManagerSimulation {
                 guard let bytes = disk.bytes(item.name) else {
                     throw violation("\(item.name) is completed with no file")
                 }
-                guard server.versions[item.url.absoluteString]?.contains(bytes) == true else {
+                guard server.versions[SimulatedServer.resource(item.url.absoluteString)]?.contains(bytes) == true else {
                     throw violation("\(item.name) is completed with bytes of no single version (a splice)")
                 }
                 if foreign[item.name] == nil { completed[item.name] = bytes }

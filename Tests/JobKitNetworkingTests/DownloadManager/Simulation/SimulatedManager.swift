@@ -239,11 +239,13 @@ struct SimulatedManager {
                 run.metadata = disk.readMetadata(parts.metadata)
                 let length = Int64(disk.bytes(parts.part)?.count ?? 0)
                 let offset = DownloadAttemptStateMachine.resumeOffset(
-                    partLength: length, metadata: run.metadata, url: start.url, blindResume: false)
+                    partLength: length, metadata: run.metadata, url: start.url, item: start.id.rawValue,
+                    blindResume: false)
                 if offset == nil { try disk.truncate(parts.part) }
                 run.step = .requested(
                     DownloadAttemptStateMachine(
-                        url: start.url, path: start.name, resumingAt: offset, metadata: run.metadata))
+                        url: start.url, path: start.name, resumingAt: offset, metadata: run.metadata,
+                        item: start.id.rawValue))
                 runs[generation] = run
             } catch {
                 fail(error)

@@ -44,11 +44,17 @@ struct SimulatedServer {
         return (0..<length).map { index in UInt8(truncatingIfNeeded: (hash >> UInt64(index % 8 * 8)) &+ UInt64(index)) }
     }
 
+    /// The resource a URL names: a query (`?sig=2`, a refreshed signed URL) names the same file.
+    static func resource(_ url: String) -> String {
+        url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+    }
+
     private static func etag(_ version: Int) -> String { "\"v\(version)\"" }
     private static func lastModified(_ version: Int) -> String { "Day \(version)" }
 
     /// What the server answers a request with `headers`, in one of its moods.
     func respond(to url: String, headers: [String: String], random: inout SimulationRandom) -> Response {
+        let url = Self.resource(url)
         guard let resource = resources[url] else {
             return Response(status: 404, headers: [:], body: Array("no such file".utf8), drops: false, note: "404")
         }
