@@ -13,7 +13,9 @@ struct DownloadCommand: AsyncParsableCommand {
         discussion: """
             Files take the last path component of their URL as their name, or out=NAME from an input file. \
             An input file (-i, as aria2's) has a URL per line, each followed by indented option lines \
-            (out=NAME; checksum=ALGORITHM=HEX with md5, sha-1, sha-224, sha-256, sha-384 or sha-512; \
+            (out=NAME; dir=PATH, a folder under -o made when missing: a relative path without '..', never \
+            outside -o and never through a symbolic link found there, with its own journal, downloaded after \
+            the files of -o itself; checksum=ALGORITHM=HEX with md5, sha-1, sha-224, sha-256, sha-384 or sha-512; \
             header=NAME: VALUE, repeatable; referer=URL; user-agent=TEXT; max-download-limit=SPEED; split=N), and # comments. Headers go with \
             every request of their file, resumes and retries included; Range, Host, Accept-Encoding, \
             If-Range and the other headers a download or its connection sets are refused (exit 64). The output folder keeps a journal \
@@ -32,7 +34,8 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(
         name: [.customShort("i"), .long],
         help: ArgumentHelp(
-            "Read URLs, with their out=, checksum=, header=, referer= and user-agent= options, from this "
+            "Read URLs, with their out=, dir=, checksum=, header=, referer=, user-agent=, max-download-limit= "
+                + "and split= options, from this "
                 + "aria2-style file ('-': standard input).",
             valueName: "file"))
     var inputFile: String?

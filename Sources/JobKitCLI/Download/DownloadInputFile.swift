@@ -12,7 +12,8 @@ import JobKitNetworking
 /// https://example.com/images/notes.txt
 /// ```
 ///
-/// Options: `out=NAME` (the file name in the output folder), `checksum=ALGORITHM=HEX` (md5, sha-1, sha-224,
+/// Options: `out=NAME` (the file name in the output folder), `dir=PATH` (a folder under the output folder,
+/// made when missing: a relative path without `..`; with `out=`, the file is `PATH/NAME`), `checksum=ALGORITHM=HEX` (md5, sha-1, sha-224,
 /// sha-256, sha-384, sha-512), `max-download-limit=SPEED` (aria2's: bytes a second, `K`/`M` suffixes, `0` for
 /// none), `split=N` (the file's connections, 1 to 16, as `-x`), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
 /// (headers sent with every request of the file). A line that is not one of these is an error naming its
@@ -41,6 +42,8 @@ enum DownloadInputFile {
         var maxBytesPerSecond: Int64? = nil
         /// `split=`: its connections, 1 to 16; nil: not given.
         var connections: Int? = nil
+        /// `dir=`: the folder under the output folder it goes to (`a/b`, normalized); nil: the output folder.
+        var subfolder: String? = nil
     }
 
     /// A line that cannot be read: `FILE:LINE: what is wrong`.
@@ -104,6 +107,13 @@ enum DownloadInputFile {
             entry.name = value
             return nil
         },
+        "dir": Option { value, entry in
+            switch subfolder(value) {
+            case .success(let folder): entry.subfolder = folder
+            case .failure(let problem): return "dir=\(shown(value)): \(problem.message)"
+            }
+            return nil
+        },
         "checksum": Option { value, entry in
             guard !value.isEmpty else { return "checksum= needs a value, like sha-256=HEX" }
             entry.checksum = value
@@ -142,6 +152,35 @@ enum DownloadInputFile {
             }
         },
     ]
+
+    /// The subfolder `dir=value` names, as `a/b` (empty and `.` components dropped; nil for the output folder
+    /// itself), or why it cannot be one: it must stay under the output folder — a relative path, without
+    /// `..`, each folder name a file name by the manager's rule, at most 16 deep.
+    static func subfolder(_ value: String) -> Result<String?, SubfolderProblem> {
+        func refuse(_ message: String) -> Result<String?, SubfolderProblem> {
+            .failure(SubfolderProblem(message: message))
+        }
+        guard !value.isEmpty else { return refuse("dir= needs a value, a folder under the output folder") }
+        guard !value.hasPrefix("/") else {
+            return refuse("an absolute path: dir= is a folder under -o, never outside it")
+        }
+        let components = value.split(separator: "/").map(String.init).filter { $0 != "." }
+        if components.contains("..") {
+            return refuse("'..' is not allowed: dir= is a folder under -o, never outside it")
+        }
+        guard components.count <= 16 else { return refuse("more than 16 folders deep") }
+        for component in components {
+            if let problem = DownloadNaming.problem(with: component) {
+                return refuse("'\(shown(component))': \(problem)")
+            }
+        }
+        return .success(components.isEmpty ? nil : components.joined(separator: "/"))
+    }
+
+    /// Why a `dir=` value cannot be used.
+    struct SubfolderProblem: Error {
+        var message: String
+    }
 
     /// Adds the header `make` makes to `entry`: nil, or what is wrong (never the value: it may be a secret).
     private static func addHeader(

@@ -18,6 +18,11 @@ struct DownloadPlan: Equatable, Sendable {
         var maxBytesPerSecond: Int64? = nil
         /// `split=`: its connections; nil: the command's (`-x`).
         var connections: Int? = nil
+        /// `dir=`: the folder under the output folder it goes to (`a/b`); nil: the output folder.
+        var subfolder: String? = nil
+
+        /// Where it goes under the output folder, for messages and to tell names apart: `a/b/name`.
+        var path: String { subfolder.map { $0 + "/" + name } ?? name }
     }
 
     var items: [Item]
@@ -53,19 +58,32 @@ struct DownloadPlan: Equatable, Sendable {
                 Item(
                     url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
                     headers: entry.headers, namedByURL: entry.name == nil, origin: origin,
-                    maxBytesPerSecond: entry.maxBytesPerSecond, connections: entry.connections))
+                    maxBytesPerSecond: entry.maxBytesPerSecond, connections: entry.connections,
+                    subfolder: entry.subfolder))
         }
-        var firstByName: [String: Item] = [:]
+        var firstByPath: [String: Item] = [:]
         for item in items {
-            if let first = firstByName[item.name] {
+            if let first = firstByPath[item.path] {
                 throw Problem(
                     message:
-                        "\(first.origin) and \(item.origin) both save to '\(item.name)': give one of them out=NAME "
+                        "\(first.origin) and \(item.origin) both save to '\(item.path)': give one of them out=NAME "
                         + "in an input file")
             }
-            firstByName[item.name] = item
+            firstByPath[item.path] = item
         }
         return DownloadPlan(items: items)
+    }
+
+    /// The items by the folder they go to: the output folder's first (when any), then each subfolder in the
+    /// order it first appears; each group's items in plan order.
+    var bySubfolder: [(subfolder: String?, items: [Item])] {
+        var order: [String?] = items.contains { $0.subfolder == nil } ? [nil] : []
+        var groups: [String?: [Item]] = [:]
+        for item in items {
+            if groups[item.subfolder] == nil, item.subfolder != nil { order.append(item.subfolder) }
+            groups[item.subfolder, default: []].append(item)
+        }
+        return order.map { ($0, groups[$0] ?? []) }
     }
 
     /// The plan with the names servers suggest (`names[i]` for item `i`, nil: none) for the items named by
@@ -73,11 +91,13 @@ struct DownloadPlan: Equatable, Sendable {
     /// URL's name.
     func naming(_ names: [String?]) -> DownloadPlan {
         var plan = self
-        var taken = Set(items.map(\.name))
+        var taken = Set(items.map(\.path))
         for (index, suggested) in names.enumerated() where index < items.count && items[index].namedByURL {
-            guard let suggested, suggested != items[index].name, !taken.contains(suggested) else { continue }
-            taken.insert(suggested)
-            plan.items[index].name = suggested
+            guard let suggested, suggested != items[index].name else { continue }
+            var renamed = items[index]
+            renamed.name = suggested
+            guard taken.insert(renamed.path).inserted else { continue }
+            plan.items[index] = renamed
         }
         return plan
     }

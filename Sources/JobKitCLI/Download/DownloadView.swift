@@ -12,9 +12,15 @@ final class DownloadView {
     /// The items this run added (or found in the journal).
     var runIDs: Set<DownloadManager.ItemID> = []
     private var shown: Set<DownloadManager.ItemID> = []
+    /// Added to each item's id for its row: the managers of one run number their items alike.
+    private let rowOffset: Int
+    /// The subfolder its items are in (`a/b`), shown before their names; nil: the output folder.
+    private let subfolder: String?
 
-    init(display: TransferDisplay) {
+    init(display: TransferDisplay, rowOffset: Int = 0, subfolder: String? = nil) {
         self.display = display
+        self.rowOffset = rowOffset
+        self.subfolder = subfolder
     }
 
     /// Shows the events of `update`, then the progress of every running item.
@@ -32,6 +38,9 @@ final class DownloadView {
     private func show(_ item: DownloadManager.Item) {
         guard runIDs.contains(item.id) || shown.contains(item.id) || item.state.isActive else { return }
         shown.insert(item.id)
-        display.update(DownloadRows.row(for: item))
+        var row = DownloadRows.row(for: item)
+        row.id &+= rowOffset
+        if let subfolder { row.name = subfolder + "/" + row.name }
+        display.update(row)
     }
 }

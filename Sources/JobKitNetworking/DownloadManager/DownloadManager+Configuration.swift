@@ -76,6 +76,14 @@ extension DownloadManager {
         /// configuration.maxBytesPerSecond = 2 << 20   // 2 MiB/s for all downloads together
         /// ```
         public var maxBytesPerSecond: Int64?
+        /// A folder under the manager's directory to download into instead, as a relative path
+        /// (`"images/nightly"`); nil (the default): the directory itself. Each component follows the
+        /// name rule (`checkName`: no `.`, `..` or empty component, no control character, at most 255
+        /// bytes), at most 16 of them. The folders are made (0755) when missing and opened one by one
+        /// from the directory, never following a symbolic link: one planted under a component's name
+        /// fails the manager with `.cannotUseDirectory`, so nothing is written outside the directory.
+        /// The journal, `directory` and the items' URLs are the subfolder's.
+        public var subfolder: String?
         /// Where the download jobs run (never the result queue). Default: a global queue.
         public var queue: DispatchQueue
         /// What a completed file and the journal survive. `.process` (default): the process being
@@ -136,6 +144,12 @@ extension DownloadManager {
         var httpTransport: (any HTTPTransport)?
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
+
+        /// `directory` with `subfolder` under it, standardized.
+        func directory(under directory: URL) -> URL {
+            let root = directory.standardizedFileURL
+            return subfolder.map { root.appendingPathComponent($0, isDirectory: true) } ?? root
+        }
 
         /// A configuration; every parameter has the default its property describes.
         public init(

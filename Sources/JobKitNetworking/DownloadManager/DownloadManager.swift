@@ -122,11 +122,11 @@ public final class DownloadManager: Sendable {
         directory: URL, configuration: Configuration = Configuration(),
         onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
     ) throws(DownloadManagerError) {
-        let directory = directory.standardizedFileURL
+        let (root, directory) = (directory.standardizedFileURL, configuration.directory(under: directory))
         self.directory = directory
         self.configuration = configuration
         self.onUpdate = onUpdate
-        let folder = try JournalFile.openFolder(directory)
+        let folder = try JournalFile.openFolder(root, subfolder: configuration.subfolder)
         self.folder = folder
         let (file, data) = try JournalFile.open(
             in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)

@@ -63,6 +63,21 @@ import Testing
         #expect(error?.message.contains(message) == true, "\(String(describing: error?.message))")
     }
 
+    @Test func dirIsASubfolderNormalizedAndDotIsTheOutputFolder() throws {
+        let text = """
+            https://e.com/a
+              dir=sub/deeper
+              out=x.bin
+            https://e.com/b
+              dir=./sub//deeper/
+            https://e.com/c
+              dir=.
+            """
+        let entries = try DownloadInputFile.parse(text, source: "f")
+        #expect(entries.map(\.subfolder) == ["sub/deeper", "sub/deeper", nil])
+        #expect(entries[0].name == "x.bin")
+    }
+
     @Test func anEmptyFileHasNoEntries() throws {
         #expect(try DownloadInputFile.parse("", source: "x").isEmpty)
         #expect(try DownloadInputFile.parse("\n\n# only comments\n", source: "x").isEmpty)
@@ -71,7 +86,14 @@ import Testing
     @Test(arguments: [
         ("  out=a", 1, "an option line before any URL"),
         ("https://e.com/a\n  out", 2, "expected an option as KEY=VALUE"),
-        ("https://e.com/a\n  dir=/tmp", 2, "unknown option 'dir'"),
+        ("https://e.com/a\n  bogus=/tmp", 2, "unknown option 'bogus'"),
+        ("https://e.com/a\n  dir=/etc", 2, "absolute path"),
+        ("https://e.com/a\n  dir=../x", 2, "'..' is not allowed"),
+        ("https://e.com/a\n  dir=a/../../b", 2, "'..' is not allowed"),
+        ("https://e.com/a\n  dir=", 2, "dir= needs a value"),
+        ("https://e.com/a\n  dir=a/.jobkit-x", 2, "kept for the manager"),
+        ("https://e.com/a\n  dir=a\u{1}b", 2, "control character"),
+        ("https://e.com/a\n  dir=" + Array(repeating: "d", count: 17).joined(separator: "/"), 2, "16 folders deep"),
         ("https://e.com/a\n  out=a\n  out=b", 3, "'out' given twice"),
         ("https://e.com/a\n  out=../etc/passwd", 2, "no '/'"),
         ("https://e.com/a\n  out=..", 2, "'.' or '..'"),

@@ -33,6 +33,27 @@ import Testing
         }
     }
 
+    @Test func oneNameInTwoSubfoldersIsTwoFilesAndTheOutputFolderComesFirst() throws {
+        var entries = [
+            DownloadInputFile.Entry(url: URL(string: "https://b.com/x/a.bin")!, line: 1),
+            DownloadInputFile.Entry(url: URL(string: "https://b.com/y/a.bin")!, line: 3),
+            DownloadInputFile.Entry(url: URL(string: "https://b.com/z/a.bin")!, line: 5),
+        ]
+        entries[0].subfolder = "one"
+        entries[1].subfolder = "two/deeper"
+        let plan = try DownloadPlan.make(urls: [], entries: entries, source: "in.txt", checksumProblem: { _ in nil })
+        #expect(plan.items.map(\.path) == ["one/a.bin", "two/deeper/a.bin", "a.bin"])
+        #expect(plan.bySubfolder.map(\.subfolder) == [nil, "one", "two/deeper"])
+        #expect(plan.bySubfolder.map { $0.items.map(\.url.path) } == [["/z/a.bin"], ["/x/a.bin"], ["/y/a.bin"]])
+        entries[2].subfolder = "one"
+        #expect(
+            throws: DownloadPlan.Problem(
+                message: "in.txt:1 and in.txt:5 both save to 'one/a.bin': give one of them out=NAME in an input file")
+        ) {
+            try DownloadPlan.make(urls: [], entries: entries, source: "in.txt", checksumProblem: { _ in nil })
+        }
+    }
+
     @Test func badURLsAndChecksumsAreNamed() {
         #expect(throws: DownloadPlan.Problem(message: "URL 2: not an http:// or https:// URL: 'nope'")) {
             try DownloadPlan.make(

@@ -39,6 +39,21 @@ final class DirectoryHandle: Sendable {
         return .success(DirectoryHandle(path: path, descriptor: descriptor))
     }
 
+    /// Opens the directory `name` in this one, creating it (mode 0755) when missing, never following a
+    /// symbolic link: one planted under `name` fails with `ELOOP` (or `ENOTDIR`), whatever it points to.
+    ///
+    /// - Returns: the handle, or the `errno` of the failure (`EINVAL` for a name that is not one entry).
+    func openDirectory(_ name: String) -> Result<DirectoryHandle, POSIXError> {
+        guard Self.isEntryName(name) else { return .failure(POSIXError(.EINVAL)) }
+        if mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST {
+            return .failure(POSIXError(SystemCall.lastError()))
+        }
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+        let opened = SystemCall.open(at: descriptor, name, flags, mode: 0)
+        guard opened >= 0 else { return .failure(POSIXError(SystemCall.lastError())) }
+        return .success(DirectoryHandle(path: path(of: name), descriptor: opened))
+    }
+
     /// Whether `name` is one entry of a directory: not empty, `.` or `..`, without `/` or NUL.
     static func isEntryName(_ name: String) -> Bool {
         !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/"))

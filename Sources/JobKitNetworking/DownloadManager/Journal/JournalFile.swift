@@ -43,11 +43,47 @@ final class JournalFile {
         close()
     }
 
-    /// Opens the directory at `directory` (creating it if needed) for a manager.
+    /// Opens the directory at `directory` (creating it if needed) for a manager, or its `subfolder`
+    /// (`a/b`, see `Configuration.subfolder`): each component checked by the name rule before anything is
+    /// made, then made and opened one by one from `directory`, never through a symbolic link.
     ///
-    /// - Throws: `.cannotUseDirectory` when it cannot be made or opened, or is not a directory.
-    static func openFolder(_ directory: URL) throws(DownloadManagerError) -> DirectoryHandle {
+    /// - Throws: `.cannotUseDirectory` when it cannot be made or opened, or is not a directory; for a
+    ///   subfolder that breaks the rule; for a link (or a file) at one of its components' names.
+    static func openFolder(_ directory: URL, subfolder: String? = nil) throws(DownloadManagerError) -> DirectoryHandle {
         let path = directory.standardizedFileURL.path
+        let components = subfolder.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+        // Every component is checked before anything is made.
+        if let subfolder, let components {
+            func refuse(_ reason: String) -> DownloadManagerError {
+                .cannotUseDirectory(path + "/" + subfolder, reason: reason)
+            }
+            guard components.count <= 16 else { throw refuse("a subfolder is at most 16 folders deep") }
+            for component in components {
+                do {
+                    try DownloadManager.checkName(component)
+                } catch {
+                    let reason = if case .invalidName(_, let reason) = error { reason } else { "\(error)" }
+                    throw refuse("'\(component)': \(reason)")
+                }
+            }
+        }
+        var folder = try openFolder(path)
+        for component in components ?? [] {
+            switch folder.openDirectory(component) {
+            case .success(let opened): folder = opened
+            case .failure(let error) where error.code == .ELOOP || error.code == .ENOTDIR:
+                throw .cannotUseDirectory(
+                    folder.path(of: component),
+                    reason: "it is a symbolic link or not a directory: a subfolder is never reached through a link")
+            case .failure(let error):
+                throw .cannotUseDirectory(folder.path(of: component), reason: SystemCall.errorText(error.code.rawValue))
+            }
+        }
+        return folder
+    }
+
+    /// Opens the directory at `path` (creating it if needed), following a link to it: the caller chose it.
+    private static func openFolder(_ path: String) throws(DownloadManagerError) -> DirectoryHandle {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
