@@ -18,8 +18,9 @@ import JobKitNetworking
 /// none), `split=N` (the file's connections, 1 to 16, as `-x`), `header=Name: value` (repeatable), `referer=URL` and `user-agent=TEXT`
 /// (headers sent with every request of the file). A line that is not one of these is an error naming its
 /// line: an option before any URL, an unknown or repeated option, a line without `=`, a header that cannot be
-/// sent (a reserved name such as `Range`, a control character), several URLs on one line (aria2's mirrors),
-/// a URL that is not `http` or `https`.
+/// sent (a reserved name such as `Range`, a control character) or one too many (more than
+/// `DownloadManager.Header.maximumCount` for one URL), several URLs on one line (aria2's mirrors), a URL that
+/// is not `http` or `https`.
 ///
 /// Each option is one entry of `options`, which says how it applies and whether it repeats: a new option is
 /// one more entry there.
@@ -44,6 +45,9 @@ enum DownloadInputFile {
         var connections: Int? = nil
         /// `dir=`: the folder under the output folder it goes to (`a/b`, normalized); nil: the output folder.
         var subfolder: String? = nil
+        /// The line of each option given (the last, for a repeated one), by key: a problem found
+        /// later in a value (a checksum that cannot be read) names the option's line.
+        var optionLines: [String: Int] = [:]
     }
 
     /// A line that cannot be read: `FILE:LINE: what is wrong`.
@@ -81,6 +85,7 @@ enum DownloadInputFile {
                     throw fail("'\(shown(key))' given twice for one URL")
                 }
                 if let problem = option.apply(value, &entries[entries.count - 1]) { throw fail(problem) }
+                entries[entries.count - 1].optionLines[key] = number
                 continue
             }
             guard !trimmed.contains(where: { $0 == " " || $0 == "\t" }) else {
@@ -188,6 +193,11 @@ enum DownloadInputFile {
         _ make: () throws(DownloadManagerError) -> DownloadManager.Header
     ) -> String? {
         guard !value.isEmpty else { return "\(option) needs a value" }
+        // The manager refuses more for a request: refused here, with the line, before anything is made.
+        guard entry.headers.count < DownloadManager.Header.maximumCount else {
+            return "\(option): more than \(DownloadManager.Header.maximumCount) headers for one URL "
+                + "(header=, referer= and user-agent= together)"
+        }
         do {
             entry.headers.append(try make())
             return nil

@@ -36,8 +36,8 @@ struct DownloadPlan: Equatable, Sendable {
     /// The plan of `urls` (from the command line) and `entries` (from the input file `source`).
     ///
     /// - Parameter checksumProblem: why a `checksum=` text cannot be used, or nil when it can.
-    /// - Throws: `Problem` for a URL that is not http(s), a checksum that cannot be read, or two downloads
-    ///   that would save to the same name.
+    /// - Throws: `Problem` for a URL that is not http(s), a checksum that cannot be read (naming its
+    ///   `checksum=` line), or two downloads that would save to the same name.
     static func make(
         urls: [String], entries: [DownloadInputFile.Entry], source: String?,
         checksumProblem: (String) -> String?
@@ -52,7 +52,8 @@ struct DownloadPlan: Equatable, Sendable {
         for entry in entries {
             let origin = "\(source ?? "input"):\(entry.line)"
             if let checksum = entry.checksum, let problem = checksumProblem(checksum) {
-                throw Problem(message: "\(origin): \(problem)")
+                let line = entry.optionLines["checksum"] ?? entry.line
+                throw Problem(message: "\(source ?? "input"):\(line): \(problem)")
             }
             items.append(
                 Item(

@@ -7,10 +7,12 @@ import Observation
 ///
 /// **Threading.** Main actor only: it is created, read and controlled on the main actor, and its
 /// properties change there, at most ten times a second (`refreshInterval`): it consumes the
-/// manager's `updates()` in a task of its own, applies an update, then waits out the interval
-/// while the next one gathers (events are never lost; progress is merged into the newest snapshot).
-/// It keeps the manager until the manager is closed (then `isClosed` is true, the controls throw
-/// `DownloadManagerError.closed` and the manager is released); releasing the list stops its task.
+/// manager's `updates()` in a task of its own, taking each update as it comes, and shows what it
+/// took at once when the interval since the last change has passed, else when it passes (events
+/// are never lost; progress is merged into the newest snapshot). It keeps the manager until the
+/// manager is closed, and sees the close at once, whatever the interval (then it shows the last
+/// update, `isClosed` is true, the controls throw `DownloadManagerError.closed` and the manager is
+/// released); releasing the list stops its task.
 ///
 /// ```swift
 /// let list = DownloadList(manager)          // on the main actor
@@ -35,7 +37,13 @@ public final class DownloadList {
     /// The shortest time between two changes of the list.
     public let refreshInterval: Duration
 
+    /// Every update taken; the properties show it (`show`) at most once per `refreshInterval`.
     @ObservationIgnored private var model = DownloadListModel()
+    /// When the properties last showed the model; nil before the first update.
+    @ObservationIgnored private var shown: ContinuousClock.Instant?
+    /// Shows the model once the interval since `shown` has passed: the updates taken meanwhile are
+    /// in the model, and wait for it.
+    @ObservationIgnored private var scheduledShow: Task<Void, Never>?
     /// Nil once the manager is closed: the list does not keep it alive then.
     @ObservationIgnored private var manager: DownloadManager?
     /// The task consuming the updates; cancelled when the list is released.
@@ -53,15 +61,16 @@ public final class DownloadList {
         self.refreshInterval = refreshInterval
         let iterator = manager.updates().makeAsyncIterator()
         // Filled now, for a first frame; the iterator's snapshot (a moment later) replaces it.
-        _ = apply(DownloadManager.Update(events: [], items: manager.items, totals: manager.totals))
-        let interval = refreshInterval
+        model.apply(DownloadManager.Update(events: [], items: manager.items, totals: manager.totals))
+        show()
+        shown = nil
         // The task holds the iterator (its consumer's buffer), not the manager, and the list weakly.
+        // It never sleeps: waiting for the next update, it sees the end of them (the close) at once.
         task.withLock {
             $0 = Task { [weak self] in
                 var iterator = iterator
                 while let update = await iterator.next() {
-                    guard self?.apply(update) == true else { return }
-                    try? await Task.sleep(for: interval)
+                    guard self?.take(update) == true else { return }
                 }
                 self?.endOfUpdates()
             }
@@ -70,22 +79,46 @@ public final class DownloadList {
 
     deinit {
         task.withLock { $0 }?.cancel()
+        scheduledShow?.cancel()
     }
 
-    /// Takes an update; false once the list is gone.
-    private func apply(_ update: DownloadManager.Update) -> Bool {
+    /// Takes an update into the model, and shows it now if the interval since the last change has
+    /// passed, else once it passes. False once the list is gone.
+    private func take(_ update: DownloadManager.Update) -> Bool {
         model.apply(update)
+        guard scheduledShow == nil else { return true }  // shows this update too, when it is time
+        let now = ContinuousClock.now
+        guard let shown, now < shown + refreshInterval else {
+            show()
+            return true
+        }
+        let due = shown + refreshInterval
+        scheduledShow = Task { [weak self] in
+            try? await Task.sleep(until: due, clock: .continuous)
+            // Cancelled: the updates ended, and `endOfUpdates` showed the model.
+            guard !Task.isCancelled, let self else { return }
+            scheduledShow = nil
+            show()
+        }
+        return true
+    }
+
+    /// Sets the observed properties from the model (those that changed).
+    private func show() {
+        shown = ContinuousClock.now
         if items != model.items { items = model.items }
         let inProgress = model.inProgress
         if self.inProgress != inProgress { self.inProgress = inProgress }
         let completed = model.completed
         if self.completed != completed { self.completed = completed }
         if totals != model.totals { totals = model.totals }
-        return true
     }
 
-    /// The manager was closed: the list lets it go.
+    /// The manager was closed: the list shows the last updates and lets it go.
     private func endOfUpdates() {
+        scheduledShow?.cancel()
+        scheduledShow = nil
+        show()
         manager = nil
         isClosed = true
     }

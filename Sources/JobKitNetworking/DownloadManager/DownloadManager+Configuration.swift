@@ -131,8 +131,10 @@ extension DownloadManager {
         /// when it does not. nil fails the item as it would have failed. A refused answer to a
         /// refreshed URL, before any byte of it arrived, fails the item without asking again. While
         /// the closure runs the item stays `running`, holding its slot; suspending, cancelling or
-        /// removing it (or closing the manager) meanwhile drops the answer. Default nil: a refusal
-        /// fails the item.
+        /// removing it, or `replaceURL`, meanwhile takes effect at once (a new URL starts at once)
+        /// and drops the answer, and so does closing the manager. Then the closure's task is
+        /// cancelled: a closure that honours cancellation lets go of the manager at once. Default
+        /// nil: a refusal fails the item.
         ///
         /// ```swift
         /// configuration.urlRefresher = { item, status in

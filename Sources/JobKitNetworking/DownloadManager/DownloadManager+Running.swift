@@ -72,6 +72,7 @@ extension DownloadManager {
         if let failure, failure != .closed { retryJournalLater() }
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
+        dropRefreshes(actions.dropsRefreshes)
         if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
         for name in unlinks { folder.unlink(name) }
         // What waited for these unlinks (a resumed or re-added item of the name) may start now.

@@ -34,24 +34,41 @@ extension DownloadManager {
     /// A run ended with `failure`: when it is a 401, 403 or 410 and a refresher is configured (and
     /// may be asked for this run), asks it, and returns true: the run's end is reported once it
     /// answers. False: report the end now.
+    ///
+    /// The refresher runs in a task of its own, kept in `refreshes` until it answers: stopping the
+    /// item meanwhile, or closing the manager, cancels it (`dropRefreshes`) and drops its answer.
     func refreshesURL(_ start: Machine.Start, after failure: ItemError) -> Bool {
         guard let refresher = configuration.urlRefresher, let status = failure.status,
             failure.kind == .httpStatus, Self.refreshableStatuses.contains(status)
         else { return false }
         let item = state.withLock { machine -> Item? in
-            guard machine.mayRefresh(start.id, generation: start.generation) else { return nil }
+            guard machine.beginRefresh(start.id, generation: start.generation) else { return nil }
             return machine.item(start.id, now: now())
         }
         guard let item else { return false }
         DownloadLog.logger(configuration.logger, for: start).debug(
             "asking the URL refresher for a new URL", metadata: ["http.status": "\(status)"])
-        Task {
+        let generation = start.generation
+        let task = Task {
             let url = await refresher(item, status)
             perform(
                 state.withLock {
-                    $0.refreshed(start.id, generation: start.generation, url: url, failure: failure, now: now())
+                    $0.refreshed(start.id, generation: generation, url: url, failure: failure, now: now())
                 })
+            _ = refreshes.withLock { $0.removeValue(forKey: generation) }
+        }
+        refreshes.withLock { $0[generation] = task }
+        // Dropped before it was kept (or answered already): no one else cancels it.
+        if !state.withLock({ $0.isRefreshing(start.id, generation: generation) }) {
+            dropRefreshes([generation])
         }
         return true
+    }
+
+    /// Cancels the URL refresher's tasks for runs `generations`, whose answers are dropped.
+    func dropRefreshes(_ generations: [UInt64]) {
+        guard !generations.isEmpty else { return }
+        let tasks = refreshes.withLock { tasks in generations.compactMap { tasks.removeValue(forKey: $0) } }
+        for task in tasks { task.cancel() }
     }
 }

@@ -106,6 +106,9 @@ public final class DownloadManager: Sendable {
     /// A retry of a failed journal write is queued and has not started.
     let journalRetryQueued = LockedBox<Bool>.make(false)
     let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+    /// The URL refresher's tasks that have not answered, by the generation of the run they answer
+    /// for: cancelled when their answer is dropped. Never locked with another lock held.
+    let refreshes = LockedBox<[UInt64: Task<Void, Never>]>.make([:])
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
     /// the pending ones.
@@ -352,7 +355,8 @@ public final class DownloadManager: Sendable {
     /// Stops the manager: running downloads are cancelled (their `.part`s stay, and the journal
     /// keeps them pending for the next manager), the `.part`s of cancelled items are removed, the
     /// journal is compacted and closed, and the directory is free for another manager when this
-    /// returns: a stopped run that reports its end later touches no file. Waiters get the summary; every
+    /// returns: a stopped run that reports its end later touches no file. The URL refresher's tasks
+    /// that have not answered are cancelled, and their answers dropped. Waiters get the summary; every
     /// method that changes items then throws `.closed`. Updates already queued are still delivered.
     /// Calling it again does nothing.
     public func close() {
@@ -360,6 +364,7 @@ public final class DownloadManager: Sendable {
         // The final delivery: it ends the consumers of `updates()`, after the events so far.
         schedule(actions.wake)
         for handle in actions.cancels { handle.cancel() }
+        dropRefreshes(actions.dropsRefreshes)
         let compacted = journal.withLock { box -> Bool in
             guard let file = box.file else { return false }
             defer {

@@ -166,11 +166,18 @@ import Testing
         defer { fixture.cleanUp() }
         let list = fixture.folder.appendingPathComponent("list.txt")
         try Data("https://e.com/a\n  out=a\n# fine\n  bogus=1\n".utf8).write(to: list)
+        let headers = fixture.folder.appendingPathComponent("headers.txt")
+        let manyHeaders = (1...101).map { "  header=X-H\($0): v\n" }.joined()
+        try Data("https://e.com/a\n\(manyHeaders)".utf8).write(to: headers)
+        let checksum = fixture.folder.appendingPathComponent("checksum.txt")
+        try Data("https://e.com/a\n  out=a\n  checksum=sha-256=abc\n".utf8).write(to: checksum)
         let duplicate = fixture.folder.appendingPathComponent("dup.txt")
         try Data("https://e.com/x/a.bin\nhttps://f.com/y/a.bin\n".utf8).write(to: duplicate)
         let cases: [([String], String)] = [
             ([], "give at least one URL"),
             (["-i", list.path], "\(list.path):4: unknown option 'bogus'"),
+            (["-i", headers.path], "\(headers.path):102: header=: more than 100 headers for one URL"),
+            (["-i", checksum.path], "\(checksum.path):3: "),
             (["-i", duplicate.path], "\(duplicate.path):1 and \(duplicate.path):2 both save to 'a.bin'"),
             (["-i", fixture.folder.appendingPathComponent("missing").path], "no such file"),
             (["ftp://e.com/a"], "URL 1: not an http:// or https:// URL"),

@@ -25,7 +25,7 @@ import Testing
             entries[0]
                 == .init(
                     url: URL(string: "https://example.com/a/disk.img")!, name: "nightly.img",
-                    checksum: "sha-256=\(hex)", line: 2))
+                    checksum: "sha-256=\(hex)", line: 2, optionLines: ["out": 3, "checksum": 4]))
         #expect(entries[1].url.absoluteString == "http://127.0.0.1:8080/files/notes.txt" && entries[1].line == 6)
         #expect(entries[1].name == nil && entries[1].checksum == nil)
         #expect(entries[2].line == 8)
@@ -76,6 +76,33 @@ import Testing
         let entries = try DownloadInputFile.parse(text, source: "f")
         #expect(entries.map(\.subfolder) == ["sub/deeper", "sub/deeper", nil])
         #expect(entries[0].name == "x.bin")
+    }
+
+    @Test func aHundredHeadersAreReadAndOneMoreIsAnErrorNamingItsLine() throws {
+        let hundred = (1...100).map { "  header=X-H\($0): v" }
+        let entries = try DownloadInputFile.parse((["https://e.com/a"] + hundred).joined(separator: "\n"), source: "f")
+        #expect(entries[0].headers.count == 100)
+        for extra in ["  header=X-H101: v", "  referer=https://e.com/", "  user-agent=tool/1"] {
+            let text = (["https://e.com/a"] + hundred + [extra, "https://e.com/b"]).joined(separator: "\n")
+            let error = #expect(throws: DownloadInputFile.ParseError.self) {
+                try DownloadInputFile.parse(text, source: "f")
+            }
+            #expect(error?.line == 102)
+            #expect(
+                error?.message.contains("more than 100 headers for one URL") == true, "\(String(describing: error))")
+        }
+        // The count is per URL.
+        let two = (["https://e.com/a"] + hundred + ["https://e.com/b"] + hundred).joined(separator: "\n")
+        #expect(try DownloadInputFile.parse(two, source: "f").map(\.headers.count) == [100, 100])
+    }
+
+    @Test func aBadChecksumNamesItsChecksumLine() throws {
+        let text = "https://e.com/a\n  out=a\n  checksum=sha-256=abc\n"
+        let entries = try DownloadInputFile.parse(text, source: "in.txt")
+        #expect(entries[0].optionLines["checksum"] == 3)
+        #expect(throws: DownloadPlan.Problem(message: "in.txt:3: wrong")) {
+            try DownloadPlan.make(urls: [], entries: entries, source: "in.txt", checksumProblem: { _ in "wrong" })
+        }
     }
 
     @Test func anEmptyFileHasNoEntries() throws {

@@ -156,4 +156,25 @@ import Testing
         manager = nil
         #expect(releasedManager == nil)
     }
+
+    @MainActor @Test func aCloseIsSeenAtOnceWhateverTheIntervalWithTheLastUpdatesShown() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1_000)) }
+        defer { server.stop() }
+        weak var released: DownloadManager?
+        var manager: DownloadManager? = try manager(UpdateLog())
+        released = manager
+        let list = DownloadList(manager!, refreshInterval: .seconds(60))
+        let id = try manager!.add(server.url("a.bin"))
+        await eventually("it completed") { [manager] in manager?.item(id)?.state == .completed }
+        #expect(list.completed.isEmpty, "its changes wait out the interval")
+
+        let start = ContinuousClock.now
+        manager?.close()
+        manager = nil
+        await Self.eventuallyOnMain("the list sees the close") { list.isClosed }
+        await Self.eventuallyOnMain("the list lets the manager go") { released == nil }
+        #expect(ContinuousClock.now - start < .seconds(2), "not after the 60 s interval")
+        #expect(list.completed.map(\.id) == [id], "the updates taken before the close are shown")
+        #expect(throws: DownloadManagerError.closed) { try list.resume(id) }
+    }
 }

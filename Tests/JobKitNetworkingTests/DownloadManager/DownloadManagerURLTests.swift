@@ -133,6 +133,89 @@ import Testing
         #expect(manager.item(id)?.state.failure?.status == 410)
     }
 
+    /// A URL refresher that never answers: it sleeps an hour (unless its task is cancelled), then
+    /// gives a URL no test serves. It counts the questions and the cancellations.
+    final class StalledRefresher: Sendable {
+        private let counts = LockedBox<(asked: Int, cancelled: Int)>.make((0, 0))
+        var asked: Int { counts.withLock { $0.asked } }
+        var cancelled: Int { counts.withLock { $0.cancelled } }
+
+        func refresh(_ item: DownloadManager.Item, _ status: Int) async -> URL? {
+            counts.withLock { $0.asked += 1 }
+            try? await Task.sleep(for: .seconds(3600))
+            if Task.isCancelled { counts.withLock { $0.cancelled += 1 } }
+            return URL(string: "https://late.invalid/late.bin")
+        }
+    }
+
+    /// What is done to an item while the refresher is asked for its URL.
+    enum ControlDuringRefresh: CaseIterable, Sendable {
+        case replaceURL, suspendThenResume, cancelThenResume, removeThenAddAgain
+    }
+
+    @Test(arguments: ControlDuringRefresh.allCases)
+    func aControlWhileTheRefresherHangsTakesEffectAtOnceAndDropsItsAnswer(_ control: ControlDuringRefresh)
+        async throws
+    {
+        // `/expired.bin` is refused the first time, `/fresh.bin` never.
+        let server = try ScriptedServer { request, index in
+            if request.path == "/expired.bin", index == 0 { return .respond(403) }
+            return .respond(200, body: Self.bytes)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let refresher = StalledRefresher()
+        let manager = try manager(folder, UpdateLog(), refresher: refresher.refresh)
+        defer { manager.close() }
+        var id = try manager.add(server.url("expired.bin"), name: "a.bin")
+        await eventually("the refresher was asked") { refresher.asked == 1 }
+        #expect(manager.item(id)?.state == .running, "it keeps its slot while the refresher runs")
+
+        switch control {
+        case .replaceURL:
+            try manager.replaceURL(id, with: server.url("fresh.bin"))
+        case .suspendThenResume:
+            try manager.suspend(id)
+            #expect(manager.item(id)?.state == .suspended)
+            try manager.resume(id)
+        case .cancelThenResume:
+            try manager.cancel(id)
+            #expect(manager.item(id)?.state == .cancelled)
+            try manager.resume(id)
+        case .removeThenAddAgain:
+            try manager.remove(id)
+            #expect(manager.item(id) == nil)
+            id = try manager.add(server.url("expired.bin"), name: "a.bin")
+        }
+        await eventually("it completed") { [id] in manager.item(id)?.state == .completed }
+        await eventually("the refresher's task was cancelled") { refresher.cancelled == 1 }
+
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == Self.bytes)
+        let second = control == .replaceURL ? "/fresh.bin" : "/expired.bin"
+        #expect(server.requests.map(\.path) == ["/expired.bin", second])
+        #expect(manager.item(id)?.url == server.url(String(second.dropFirst())), "the late answer was dropped")
+        #expect(refresher.asked == 1)
+    }
+
+    @MainActor @Test func closingCancelsAHangingRefresherAndLetsGoOfTheManager() async throws {
+        let server = try ScriptedServer { _, _ in .respond(403) }
+        defer { server.stop() }
+        let refresher = StalledRefresher()
+        weak var released: DownloadManager?
+        var id: DownloadManager.ItemID?
+        do {
+            let manager = try manager(try scratchFolder(), UpdateLog(), refresher: refresher.refresh)
+            released = manager
+            id = try manager.add(server.url("expired.bin"))
+            await eventually("the refresher was asked") { refresher.asked == 1 }
+            manager.close()
+            #expect(throws: DownloadManagerError.closed) { try manager.resume(id!) }
+        }
+        await eventually("the refresher's task was cancelled") { refresher.cancelled == 1 }
+        await DownloadListTests.eventuallyOnMain("the manager was released") { released == nil }
+        #expect(server.requests.count == 1)
+    }
+
     @Test func replaceURLRestartsARunningItemFromTheNewURLKeepingItsPart() async throws {
         let gate = Gate()
         defer { gate.open() }

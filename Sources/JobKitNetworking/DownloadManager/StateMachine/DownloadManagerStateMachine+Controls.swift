@@ -14,8 +14,9 @@ extension DownloadManagerStateMachine {
         }
         // Too late: its file is complete and taking its name; it ends completed.
         guard !isFinalizing(entry) else { return Actions() }
-        if let generation = entry.runningGeneration { nameGuard.stopped(run: generation, of: entry.name) }
-        var actions = transition(id, to: .suspended, now: now)
+        var actions = Actions()
+        if case .running(let run) = entry.phase { stop(run, of: entry, removingPart: false, into: &actions) }
+        actions.merge(transition(id, to: .suspended, now: now))
         journal.record(.state(id.rawValue, .suspended))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
@@ -46,10 +47,9 @@ extension DownloadManagerStateMachine {
             $0.received = 0
             $0.expected = nil
         }
-        if let generation = entry.runningGeneration {
-            nameGuard.stopped(run: generation, of: entry.name, removingPart: entry.partFiles)
-        }
-        var actions = transition(id, to: .cancelled, now: now)
+        var actions = Actions()
+        if case .running(let run) = entry.phase { stop(run, of: entry, removingPart: true, into: &actions) }
+        actions.merge(transition(id, to: .cancelled, now: now))
         actions.merge(nameGuard.clean(entry.name, entry.partFiles))
         journal.record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
@@ -70,9 +70,9 @@ extension DownloadManagerStateMachine {
             // treated as a completed item's (removed when `deletingFile`). The name waits till then.
             nameGuard.removedWhileFinalizing(run: run.generation, of: entry.name, deletingFile: deletingFile)
         } else {
-            if case .running(let run) = entry.phase, let handle = run.handle { actions.cancels.append(handle) }
-            if let generation = entry.runningGeneration {
-                nameGuard.stopped(run: generation, of: entry.name, removingPart: entry.partFiles)
+            if case .running(let run) = entry.phase {
+                if let handle = run.handle { actions.cancels.append(handle) }
+                stop(run, of: entry, removingPart: true, into: &actions)
             }
             if case .completed = entry.phase {
                 if deletingFile, entry.ownsFile { actions.merge(nameGuard.clean(entry.name, [entry.name])) }
@@ -126,7 +126,7 @@ extension DownloadManagerStateMachine {
     }
 
     /// Closes the manager: running items go back to pending (in memory; the journal already says
-    /// so) and their runs are cancelled; waiters get the summary; nothing starts any more. The
+    /// so) and their runs are cancelled, the URL refresher's pending answers dropped; waiters get the summary; nothing starts any more. The
     /// `.part`s that stopped runs were to remove when they end are removed now (by the caller,
     /// before the directory is released): a run ending after `close()` touches no file, since a
     /// new manager may own the directory by then.
@@ -138,6 +138,7 @@ extension DownloadManagerStateMachine {
         for id in items.ids {
             guard let entry = items[id], case .running(let run) = entry.phase else { continue }
             if let handle = run.handle { actions.cancels.append(handle) }
+            if run.refreshing { actions.dropsRefreshes.append(run.generation) }
             scheduler.runStoppedByClose(host: entry.host, slots: run.slots)
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
         }

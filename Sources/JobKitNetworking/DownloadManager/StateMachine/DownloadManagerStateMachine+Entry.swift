@@ -29,6 +29,9 @@ extension DownloadManagerStateMachine {
         var verifying = false
         /// The scheduler's slots it holds: the connections it may open (`HostScheduler.claimNext`).
         var slots = 1
+        /// Its download ended refused (401, 403, 410) and the URL refresher is being asked: it holds
+        /// its slot but no file, so stopping it frees the name at once (and drops the answer).
+        var refreshing = false
     }
 
     struct Entry {

@@ -19,7 +19,7 @@ extension DownloadManagerStateMachine {
         case .pending: restarts = true
         case .running(let run) where !isFinalizing(entry):
             if let handle = run.handle { actions.cancels.append(handle) }
-            nameGuard.stopped(run: run.generation, of: entry.name)
+            stop(run, of: entry, removingPart: false, into: &actions)
             restarts = true
         default: restarts = false
         }
@@ -46,11 +46,29 @@ extension DownloadManagerStateMachine {
         return !entry.runsRefreshedURL && !isClosed
     }
 
+    /// Run `generation`'s refusal is taken to the URL refresher (`mayRefresh` said it may be): the
+    /// run waits for the answer holding its slot but no file, so suspending, cancelling or removing
+    /// its item, replacing its URL or closing the manager meanwhile takes effect at once and drops
+    /// the answer (`Actions.dropsRefreshes`). False: it may not (ask no one; the run ends now).
+    mutating func beginRefresh(_ id: ItemID, generation: UInt64) -> Bool {
+        guard mayRefresh(id, generation: generation), case .running(var run) = items[id]?.phase else { return false }
+        run.refreshing = true
+        items.update(id) { $0.phase = .running(run) }
+        return true
+    }
+
+    /// Whether run `generation` of item `id` waits for the URL refresher's answer, which is still wanted.
+    func isRefreshing(_ id: ItemID, generation: UInt64) -> Bool {
+        guard case .running(let run) = items[id]?.phase, run.generation == generation else { return false }
+        return run.refreshing
+    }
+
     /// The URL refresher answered for run `generation`, which ended with `failure`: with a
     /// downloadable URL, the item takes it (journaled) and is queued again, and its next run may
     /// resume the `.part`; without one (nil, or not http(s)), the run ends failed as it would have.
-    /// A run no longer current (the item suspended, cancelled or removed meanwhile, or the manager
-    /// closed) ends as a stale run: the answer is dropped.
+    /// A run no longer current (the item suspended, cancelled, removed or given a new URL
+    /// meanwhile, or the manager closed) ends as a stale run: the answer is dropped (and its stop
+    /// held no name: see `beginRefresh`).
     mutating func refreshed(
         _ id: ItemID, generation: UInt64, url: URL?, failure: ItemError, now: UInt64
     ) -> Actions {

@@ -39,6 +39,9 @@ struct DownloadManagerStateMachine<Handle> {
         /// Sync the journal to disk soon (a completion was recorded).
         var syncsJournal = false
         var waiters: [(CheckedContinuation<DownloadManager.Summary, Never>, DownloadManager.Summary)] = []
+        /// Runs (by generation) whose URL refresher's answer is dropped: their item was stopped or
+        /// the manager closed. Cancel the refreshers' tasks.
+        var dropsRefreshes: [UInt64] = []
 
         /// Keeps the more urgent of the two wakes (a `later` one is stale once `now` was asked).
         mutating func wake(_ other: Wake?) {
@@ -61,6 +64,7 @@ struct DownloadManagerStateMachine<Handle> {
             writesJournal = writesJournal || other.writesJournal
             syncsJournal = syncsJournal || other.syncsJournal
             waiters += other.waiters
+            dropsRefreshes += other.dropsRefreshes
         }
     }
 
@@ -193,6 +197,18 @@ struct DownloadManagerStateMachine<Handle> {
         var actions = Actions()
         actions.merge(nameGuard.runEnded(generation, completed: completed, isHeldAgain: items.holdsPart))
         return actions
+    }
+
+    /// Run `run` of `entry` is stopped (its item suspended, cancelled, removed or given a new URL):
+    /// the name is held until the run ends, which then removes the `.part` when `removingPart`. A
+    /// run waiting for the URL refresher has ended already (its download let go of the `.part`):
+    /// nothing is held, and the refresher's answer is dropped.
+    mutating func stop(_ run: Run, of entry: Entry, removingPart: Bool, into actions: inout Actions) {
+        guard !run.refreshing else {
+            actions.dropsRefreshes.append(run.generation)
+            return
+        }
+        nameGuard.stopped(run: run.generation, of: entry.name, removingPart: removingPart ? entry.partFiles : nil)
     }
 
     /// Claims the next pending item the scheduler allows whose name is free; nil when none.

@@ -89,6 +89,82 @@ extension DownloadManagerStateMachineTests {
         #expect(states(machine) == ["failed", "suspended"])
     }
 
+    /// What is done to an item whose run waits for the URL refresher.
+    enum ControlDuringRefresh: CaseIterable, Sendable {
+        case suspendThenResume, cancelThenResume, removeThenAddAgain, replaceURL
+    }
+
+    @Test(arguments: ControlDuringRefresh.allCases)
+    func aRunWaitingForTheRefresherHoldsNoNameSoAControlTakesEffectAtOnceAndDropsTheAnswer(
+        _ control: ControlDuringRefresh
+    ) throws {
+        var machine = machine(limit: 1)
+        let (ids, added) = try add([request("a")], to: &machine)
+        let generation = added.starts[0].generation
+        #expect(machine.attach(7, to: ids[0], generation: generation) == nil)
+        let asks = machine.beginRefresh(ids[0], generation: generation)
+        #expect(asks)
+        #expect(machine.isRefreshing(ids[0], generation: generation))
+        #expect(states(machine) == ["running"], "it holds its slot while the refresher runs")
+
+        var stopped: Machine.Actions
+        var started: Machine.Actions
+        var id = ids[0]
+        let fresh = URL(string: "https://b.example/a?signed=2")!
+        switch control {
+        case .suspendThenResume:
+            stopped = try machine.suspend(id, now: 1)
+            #expect(states(machine) == ["suspended"])
+            started = try machine.resume(id, now: 2)
+        case .cancelThenResume:
+            stopped = try machine.cancel(id, now: 1)
+            #expect(stopped.unlinks == ["a.part", "a.part.meta"])
+            started = machine.cleaned(stopped.cleaning, now: 2)
+            started.merge(try machine.resume(id, now: 2))
+        case .removeThenAddAgain:
+            stopped = try machine.remove(id, deletingFile: false, now: 1)
+            #expect(stopped.unlinks == ["a.part", "a.part.meta"])
+            let (again, added) = try add([request("a")], to: &machine, now: 2)
+            id = again[0]
+            started = added
+            started.merge(machine.cleaned(stopped.cleaning, now: 2))
+        case .replaceURL:
+            stopped = try machine.replaceURL(id, with: fresh, now: 1)
+            started = Machine.Actions()
+        }
+        #expect(stopped.dropsRefreshes == [generation], "the refresher's task is cancelled")
+        #expect(!machine.isRefreshing(ids[0], generation: generation))
+        #expect(machine.nameGuard.stoppedRunCount == 0, "the run ended before the refresher was asked")
+        started.merge(stopped)
+        let start = try #require(started.starts.first, "it starts at once: no stopped run holds its name")
+        #expect(start.id == id)
+        #expect(start.url == (control == .replaceURL ? fresh : URL(string: "https://a.example/a")!))
+        #expect(states(machine) == ["running"])
+
+        // The refresher answers late: its answer is dropped.
+        let late = machine.refreshed(
+            ids[0], generation: generation, url: URL(string: "https://a.example/late")!, failure: Self.refusal, now: 3)
+        #expect(late.starts.isEmpty && late.unlinks.isEmpty && late.cleaning.isEmpty && late.cancels.isEmpty)
+        #expect(machine.item(id, now: 3).url == start.url)
+        #expect(machine.items[id]?.runningGeneration == start.generation)
+        #expect(machine.nameGuard.isEmpty)
+    }
+
+    @Test func closingDropsTheRefreshersAnswers() throws {
+        var machine = machine(limit: 2)
+        let (ids, added) = try add([request("a"), request("b")], to: &machine)
+        let asking = added.starts[0].generation
+        let asks = machine.beginRefresh(ids[0], generation: asking)
+        #expect(asks)
+        let closed = machine.close(now: 1)
+        #expect(closed.dropsRefreshes == [asking], "only the run waiting for the refresher")
+        #expect(!machine.isRefreshing(ids[0], generation: asking))
+        let late = machine.refreshed(
+            ids[0], generation: asking, url: URL(string: "https://a.example/late")!, failure: Self.refusal, now: 2)
+        #expect(late.starts.isEmpty && !late.writesJournal)
+        #expect(machine.item(ids[0], now: 2).url == URL(string: "https://a.example/a")!)
+    }
+
     @Test func headersGoWithEveryRunAndAReAddSetsThem() throws {
         var machine = machine(limit: 1)
         let token = try DownloadManager.Header("Authorization", "Bearer 1")
