@@ -7,7 +7,7 @@ final class NginxServer {
     static let path = "/usr/sbin/nginx"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
-    private let process = Process()
+    private var process = Process()
     let baseURL: URL
 
     /// Starts nginx serving `root`, logging to `accessLog`, each answer at most `limitRate` (nginx syntax, as
@@ -21,7 +21,9 @@ final class NginxServer {
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let port = Int.random(in: 20_000...60_000)
+            // Below the system's ephemeral range (32768 and up): a port a test's connection is using
+            // there makes nginx's bind fail.
+            let port = Int.random(in: 20_000...32_000)
             let configuration = """
                 \(getuid() == 0 ? "user root;" : "")
                 worker_processes 1;
@@ -50,6 +52,7 @@ final class NginxServer {
                 """
             let file = workDirectory.appendingPathComponent("nginx-\(port).conf")
             try Data(configuration.utf8).write(to: file)
+            process = Process()
             process.executableURL = URL(fileURLWithPath: Self.path)
             process.arguments = ["-c", file.path, "-p", workDirectory.path, "-e", "\(workDirectory.path)/error.log"]
             process.standardOutput = FileHandle.nullDevice
@@ -61,7 +64,7 @@ final class NginxServer {
                 break
             }
             let url = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(30)
             while process.isRunning, Date() < deadline {
                 if Self.answers(url) {
                     baseURL = url
@@ -69,11 +72,21 @@ final class NginxServer {
                 }
                 usleep(20_000)  // waiting for nginx to listen, not for an outcome
             }
-            if process.isRunning { process.terminate() }
-            lastError = CocoaError(.fileReadUnknown)
-            break
+            // Exited (its port was taken: another port next time), or silent for 30 s.
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            let log = (try? String(contentsOfFile: "\(workDirectory.path)/error.log", encoding: .utf8)) ?? ""
+            lastError = NginxError(message: "nginx did not listen on port \(port): \(log.suffix(500))")
         }
-        throw lastError ?? CocoaError(.fileReadUnknown)
+        throw lastError ?? NginxError(message: "nginx did not start")
+    }
+
+    /// Why nginx could not be started.
+    struct NginxError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
     }
 
     private static func answers(_ url: URL) -> Bool {
