@@ -187,6 +187,9 @@ import Testing
 
         let first = try manager.add(url)
         await log.wait(until: { _ in log.events.contains { if case .removed = $0 { true } else { false } } })
+        // The hook removes, then adds: between the two the manager is idle, and on a slow machine (the
+        // sanitizer, tests side by side) `waitUntilFinished` could return there, before the add.
+        await eventually("the hook added the name again") { !box.notes.isEmpty }
 
         let summary = await manager.waitUntilFinished()
         #expect(box.notes == ["pending"], "the new item waits for the removed one's file to go")
