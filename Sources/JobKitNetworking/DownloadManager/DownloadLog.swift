@@ -5,7 +5,7 @@ import Logging
 /// What a `DownloadManager` logs, and at which level: `debug` for a download's start and end,
 /// `warning` for a failed attempt that is retried, `error` for a download that failed. Every line
 /// carries the item's metadata (`download.id`, `download.name`, `download.url` without a user or
-/// password).
+/// password, its signature parameters redacted).
 enum DownloadLog {
     /// `logger` with the metadata of the item `start` runs.
     static func logger(_ logger: Logger, for start: DownloadManager.Machine.Start) -> Logger {

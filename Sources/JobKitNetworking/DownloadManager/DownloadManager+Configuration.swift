@@ -107,7 +107,7 @@ extension DownloadManager {
         /// Where the manager and its transports log: `debug` for each download's start, end and
         /// responses, `warning` for a failed attempt that is retried, `error` for a download that
         /// failed; each with the item's `download.id`, `download.name` and `download.url` (without a
-        /// user or password) as metadata. AsyncHTTPClient logs its requests to it too. Default: a
+        /// user or password, a signed URL's signature redacted) as metadata. AsyncHTTPClient logs its requests to it too. Default: a
         /// logger that discards everything — the manager prints nothing by itself.
         ///
         /// ```swift

@@ -13,7 +13,7 @@ import Tracing
 /// (`ServiceContext.current` there), and the span comes from the tracer that made the run's span.
 /// The request carries the span's context in its headers (W3C `traceparent` with swift-otel), so a
 /// traced server continues the trace. Attributes as OpenTelemetry's HTTP client conventions name
-/// them: `http.request.method`, `url.full` (without a user or password), `server.address`,
+/// them: `http.request.method`, `url.full` (without a user or password, signatures redacted), `server.address`,
 /// `server.port`, `http.response.status_code`; a status of 400 or more, or a transport failure,
 /// is the span's error.
 ///

@@ -28,7 +28,8 @@ final class LiveCounter: Sendable {
 }
 
 @Suite struct CompletionTrampolineTests {
-    static let depth = 1_000_000
+    /// A million levels (fewer in CI's sanitized run: `scaledForTheRun`).
+    static let depth = scaledForTheRun(1_000_000)
 
     /// A paging loop written the ordinary way: each level makes the next with `then`.
     func page(_ level: Int, to depth: Int, counter: LiveCounter) -> Job<Int> {
@@ -71,12 +72,12 @@ final class LiveCounter: Sendable {
     }
 
     @Test func aDeepNonTailRecursionCompletesWithoutGrowingTheStack() async throws {
-        let depth = 100_000
+        let depth = scaledForTheRun(100_000)
         #expect(try await nested(1, to: depth).outcome().get() == depth)
     }
 
     @Test func cancellingADeepNonTailRecursionUnwindsEveryLevel() async throws {
-        let depth = 50_000
+        let depth = scaledForTheRun(50_000)
         let reached = Locked(0)
         let cancelled = Locked(0)
         @Sendable func level(_ number: Int) -> Job<Int> {
@@ -128,7 +129,7 @@ final class LiveCounter: Sendable {
         @Sendable func level(_ n: Int) -> Job<Int> {
             Job<Int>.failure(TestError(id: n)).recover { _ in n == 0 ? leaf : level(n - 1).mapError { $0 } }
         }
-        #expect(try await level(20_000).outcome().get() == 0)
+        #expect(try await level(scaledForTheRun(20_000)).outcome().get() == 0)
     }
 
     /// The losers of a race are composites: the onCancel of their innermost jobs has run before the
@@ -176,7 +177,7 @@ final class LiveCounter: Sendable {
     @Test(arguments: ["mapError", "retry", "timeout", "race", "recover", "group", "named then"])
     func aJobNestedAMillionLevelsDeepIsReleasedWithoutGrowingTheStack(combinator: String) {
         var job = Job<Int>.just(0)
-        for _ in 0..<1_000_000 {
+        for _ in 0..<scaledForTheRun(1_000_000) {
             switch combinator {
             case "mapError": job = job.mapError { $0 }
             case "retry": job = job.retry(1)
@@ -193,7 +194,7 @@ final class LiveCounter: Sendable {
 
     @Test func aJobNestedDeeplyRunsAndIsReleased() async throws {
         var job = Job<Int>.just(7)
-        for level in 0..<50_000 { job = level.isMultiple(of: 2) ? job.mapError { $0 } : .race([job]) }
+        for level in 0..<scaledForTheRun(50_000) { job = level.isMultiple(of: 2) ? job.mapError { $0 } : .race([job]) }
         #expect(try await job.outcome().get() == 7)
     }
 }
