@@ -236,7 +236,9 @@ final class PartFile: Sendable {
             if durability == .system, let failure = descriptor.sync() {
                 throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
-            if folder.facts(name) == .directory {
+            // A folder that appeared under the name is `destinationExists`, as a file is (the rename
+            // never replaces either); one a replacing rename cannot replace says what it is.
+            if replacesDestination, folder.facts(name) == .directory {
                 throw DownloadError(kind: .destinationIsDirectory, path: destination)
             }
             if abandoned() { return false }
