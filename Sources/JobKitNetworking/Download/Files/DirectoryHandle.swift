@@ -9,9 +9,10 @@ import Foundation
     import Musl
 #endif
 
-/// An open directory that every file operation of a download goes through: each one relative to its
-/// descriptor (`openat`, `renameat`, `unlinkat`, `fstatat`), never following a symbolic link, and
-/// only for a name that is one entry of the directory. A name with a `/`, `.`, `..` or a NUL is
+/// An open directory that every file operation of a download goes through (the real file system's
+/// `DownloadFolder`, opened by `POSIXFileSystem`): each one relative to its descriptor (`openat`,
+/// `renameat`, `unlinkat`, `fstatat`), never following a symbolic link, and only for a name that is
+/// one entry of the directory. A name with a `/`, `.`, `..` or a NUL is
 /// refused here (`EINVAL`) whatever checked it before, so no name can reach outside the directory.
 ///
 /// The directory is the one that was opened: renaming or replacing its path afterwards does not
