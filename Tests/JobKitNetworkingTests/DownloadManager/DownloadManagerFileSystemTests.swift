@@ -148,4 +148,62 @@ import Testing
         #expect(next.items.map(\.state) == [.completed])
         #expect(world.contents(of: "big.bin") == world.bytes)
     }
+    /// With `.system` durability an `add` whose journal sync fails throws and leaves no record a
+    /// restart would honour (the lines are cut back off): nothing is added, now or after a crash.
+    @Test func anAddWhoseJournalSyncFailsAddsNothingEvenAfterACrash() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let manager = try world.open(durability: .system)
+        world.disk.fail(.sync, name: DownloadJournal.fileName, with: EIO)
+        #expect(throws: DownloadManagerError.self) { try manager.add(world.url) }
+        #expect(manager.items.isEmpty)
+        #expect(world.transport.requests.isEmpty)
+
+        world.disk.kill()
+        manager.abandonForTesting()
+        let next = try world.open(durability: .system)
+        defer { next.close() }
+        #expect(next.items.isEmpty)
+        #expect(world.transport.requests.isEmpty)
+    }
+
+    /// A `.part` that cannot be created (EACCES) fails the item with a `file` failure naming it and
+    /// the system's words, before any request.
+    @Test func aPartThatCannotBeCreatedFailsTheItemBeforeAnyRequest() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        world.disk.fail(.open, name: "big.bin.part", with: EACCES)
+        let manager = try world.open()
+        defer { manager.close() }
+        try manager.add(world.url)
+
+        let failure = try #require(await manager.waitUntilFinished().failed.first?.state.failure)
+        #expect(failure.kind == .file)
+        #expect(failure.message.contains("big.bin.part: \(SystemCall.errorText(EACCES))"))
+        #expect(world.transport.requests.isEmpty)
+        #expect(!world.names.contains("big.bin.part"))
+    }
+
+    /// A journal that cannot be rewritten when the manager opens (its compaction's rename fails)
+    /// fails the opening with `cannotUseDirectory`, leaves the journal as it was and releases the
+    /// directory: the next manager opens it with its items.
+    @Test func aJournalThatCannotBeRewrittenOnOpeningFailsItAndKeepsTheJournal() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let first = try world.open()
+        let id = try first.add(world.url)
+        #expect(await first.waitUntilFinished().allSucceeded)
+        first.close()
+        let journal = world.contents(of: DownloadJournal.fileName)
+
+        world.disk.fail(.rename, name: DownloadJournal.fileName + ".tmp", with: EIO)
+        #expect {
+            try world.open()
+        } throws: { error in
+            guard case .cannotUseDirectory(_, let reason) = error as? DownloadManagerError else { return false }
+            return reason.contains(SystemCall.errorText(EIO))
+        }
+        #expect(world.contents(of: DownloadJournal.fileName) == journal)
+        #expect(!world.names.contains(DownloadJournal.fileName + ".tmp"))
+        let next = try world.open()
+        defer { next.close() }
+        #expect(next.item(id)?.state == .completed)
+    }
 }
