@@ -60,14 +60,15 @@ final class MemoryFileSystem: DownloadFileSystem {
         }
     }
 
-    /// Just before the next `operation` on `name`, `planted` appears under `plantedName` in its folder.
+    /// Just before the `skipping + 1`-th `operation` on `name` from now, `planted` appears under
+    /// `plantedName` in its folder.
     func plant(
         _ planted: MemoryFault.Planted, named plantedName: String, before operation: MemoryFault.Operation,
-        of name: String
+        of name: String, skipping: Int = 0
     ) {
-        disk.withLock {
-            $0.faults.append(MemoryFault(operation: operation, name: name, action: .plant(planted, name: plantedName)))
-        }
+        let fault = MemoryFault(
+            operation: operation, name: name, action: .plant(planted, name: plantedName), skipping: skipping)
+        disk.withLock { $0.faults.append(fault) }
     }
 
     /// The faults that have not acted yet.
