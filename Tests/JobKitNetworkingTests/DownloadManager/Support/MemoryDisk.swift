@@ -78,6 +78,20 @@ struct MemoryDisk: Sendable {
         if writesFolders { for path in folders.keys { folders[path]!.durable = folders[path]!.entries } }
     }
 
+    /// The kernel writes back the bytes in `range` of the file `name` in `folder` (and its size:
+    /// bytes before the range that were never written back read as zeros after a power loss, as
+    /// the holes of a file whose later pages reached the disk first do).
+    mutating func writeBack(_ range: Range<Int>, of name: String, in folder: String) {
+        guard case .file(let id)? = folders[folder]?.entries[name] else { return }
+        var inode = inodes[id]!
+        let range = range.clamped(to: 0..<inode.data.count)
+        if inode.durable.count < range.upperBound {
+            inode.durable += [UInt8](repeating: 0, count: range.upperBound - inode.durable.count)
+        }
+        inode.durable.replaceSubrange(range, with: inode.data[range])
+        inodes[id] = inode
+    }
+
     // MARK: Faults
 
     /// The fault for `operation` on `name` in `folder`, if one acts now: its `errno`, or nil

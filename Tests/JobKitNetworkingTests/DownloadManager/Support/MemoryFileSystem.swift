@@ -51,6 +51,12 @@ final class MemoryFileSystem: DownloadFileSystem {
         disk.withLock { $0.writeBack(files: files, folders: folders) }
     }
 
+    /// The kernel writes back the bytes in `range` of the file `name` in the folder at `folder`,
+    /// and its size: earlier bytes never written back read as zeros after a power loss.
+    func writeBack(_ range: Range<Int>, of name: String, in folder: String) {
+        disk.withLock { $0.writeBack(range, of: name, in: folder) }
+    }
+
     // MARK: Faults
 
     /// The `skipping + 1`-th `operation` on `name` from now fails with `code` (and does nothing).
