@@ -19,34 +19,42 @@ struct MemoryDownloads {
     /// The file's URL on the transport.
     let url = URL(string: "http://scripted.test/big.bin")!
 
-    /// Serves `bytes` with an ETag; the first answer drops after `dropAt` bytes when given.
-    init(bytes: Data, dropAt: Int? = nil) {
+    /// Serves `bytes` with an ETag, a `Range` (`bytes=A-` or `bytes=A-B`) with a `206` unless an
+    /// `If-Range` names another validator; the answer to request `dropping` (from 0) drops after
+    /// `dropAt` bytes when given.
+    init(bytes: Data, dropAt: Int? = nil, dropping: Int = 0) {
         self.bytes = bytes
         transport = ScriptedTransport { request, index in
-            let sent = index == 0 ? dropAt : nil
-            let range = request.value(forHTTPHeaderField: "Range")
-            guard let range, request.value(forHTTPHeaderField: "If-Range") == "\"v1\"",
-                let start = Int(range.dropFirst("bytes=".count).dropLast())
+            let sent = index == dropping ? dropAt : nil
+            let bounds = request.value(forHTTPHeaderField: "Range").map {
+                $0.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+            }
+            let ifRange = request.value(forHTTPHeaderField: "If-Range")
+            guard let bounds, bounds.count == 2, ifRange == nil || ifRange == "\"v1\"", let start = Int(bounds[0])
             else {
                 return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent)
             }
+            let end = Int(bounds[1]) ?? bytes.count - 1
             return .init(
                 status: 206,
-                headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(bytes.count - 1)/\(bytes.count)"],
-                body: bytes.dropFirst(start), sent: sent)
+                headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(bytes.count)"],
+                body: bytes.subdata(in: start..<end + 1), sent: sent)
         }
     }
 
-    /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`.
-    func open(durability: Durability = .process, retries: Bool = false, log: UpdateLog = UpdateLog()) throws
-        -> DownloadManager
-    {
+    /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`; restored
+    /// items start unless `startsRestored` is false (they wait to be added again).
+    func open(
+        durability: Durability = .process, retries: Bool = false, startsRestored: Bool = true,
+        log: UpdateLog = UpdateLog()
+    ) throws -> DownloadManager {
         var configuration = testConfiguration(
             log, retry: retries ? DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.seconds(10))) : .none)
         configuration.scheduler = scheduler
         configuration.httpTransport = transport
         configuration.fileSystem = disk
         configuration.durability = durability
+        configuration.startsRestoredItems = startsRestored
         return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
     }
 
