@@ -81,7 +81,7 @@ extension Job where Value == URL {
     /// allows (`SegmentedDownload`).
     static func download(
         from url: URL, to destination: URL, transport: any HTTPTransport, blindResume: Bool, durability: Durability,
-        hooks: DownloadHooks?, folder: (handle: DirectoryHandle, name: String)? = nil, replacing: Bool = false,
+        hooks: DownloadHooks?, folder: (handle: any DownloadFolder, name: String)? = nil, replacing: Bool = false,
         headers: [(name: String, value: String)] = [], item: UInt64? = nil, connections: Int = 1
     ) -> Job<URL> {
         Job { controller in

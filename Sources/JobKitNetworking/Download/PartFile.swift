@@ -11,12 +11,12 @@ import JobKit
 
 /// The open, locked `.part` of one download, and its sidecar metadata.
 ///
-/// Every file operation goes through the destination folder's `DirectoryHandle`: relative to its
-/// descriptor, never following a link, never outside it. Every operation on the descriptor holds the
+/// Every file operation goes through the destination folder (a `DownloadFolder`: a `DirectoryHandle`
+/// on the real file system): relative to it, never following a link, never outside it. Every operation on the descriptor holds the
 /// part's lock, so that `close()` — called when the run is cancelled, from any thread — never races
 /// a write: once closed, writes fail and the destination is free for the next download at once.
 final class PartFile: Sendable {
-    let folder: DirectoryHandle
+    let folder: any DownloadFolder
     /// The destination's name in `folder`.
     let name: String
     /// The names of the `.part` and its metadata in `folder`.
@@ -28,8 +28,8 @@ final class PartFile: Sendable {
     /// The finalize rename may replace a file under the name (`--allow-overwrite`); else a file
     /// or folder that appeared there fails it with `destinationExists`.
     let replacesDestination: Bool
-    /// The open descriptor; nil once closed.
-    private let descriptor: LockedBox<Int32?>
+    /// The open file; nil once closed.
+    private let descriptor: LockedBox<(any DownloadFile)?>
 
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
     /// Nothing is requested from the network before this succeeds.
@@ -38,7 +38,7 @@ final class PartFile: Sendable {
     ///   - folder: the destination's folder, opened by the caller (a manager keeps its own).
     ///   - replacing: the finalize rename may replace a file under `name`.
     static func open(
-        _ name: String, in folder: DirectoryHandle, replacing: Bool = false,
+        _ name: String, in folder: any DownloadFolder, replacing: Bool = false,
         patience: UInt64 = SystemCall.lockPatience
     ) throws(DownloadError) -> PartFile {
         let destination = folder.path(of: name)
@@ -55,7 +55,7 @@ final class PartFile: Sendable {
             throw DownloadError(kind: .destinationBusy, path: destination)
         }
         let names = PartNames(for: name)
-        let descriptor: Int32
+        let descriptor: any DownloadFile
         switch folder.openOwnedFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
         case .success(let opened): descriptor = opened
         case .failure(let code):
@@ -65,8 +65,8 @@ final class PartFile: Sendable {
         // Another process holds it, or a child being started (by this process, a moment after an
         // earlier download of it was cancelled) shares its descriptor until it runs its program:
         // tried again for `patience`, as the manager's journal is.
-        if SystemCall.lockExclusively(descriptor, until: DispatchTime.now().uptimeNanoseconds + patience) != nil {
-            SystemCall.close(descriptor)
+        if descriptor.lockExclusively(until: DispatchTime.now().uptimeNanoseconds + patience) != nil {
+            descriptor.close()
             ActiveDestinations.release(destination)
             throw DownloadError(kind: .destinationBusy, path: destination)
         }
@@ -79,7 +79,7 @@ final class PartFile: Sendable {
     {
         let standardized = url.standardizedFileURL
         let folderPath = standardized.deletingLastPathComponent().path
-        let folder: DirectoryHandle
+        let folder: any DownloadFolder
         switch DirectoryHandle.open(folderPath) {
         case .success(let opened): folder = opened
         case .failure(let error) where error.code == .ENOENT || error.code == .ENOTDIR:
@@ -91,7 +91,9 @@ final class PartFile: Sendable {
         return try open(standardized.lastPathComponent, in: folder, patience: patience)
     }
 
-    private init(folder: DirectoryHandle, name: String, names: PartNames, replacing: Bool, descriptor: Int32) {
+    private init(
+        folder: any DownloadFolder, name: String, names: PartNames, replacing: Bool, descriptor: any DownloadFile
+    ) {
         self.folder = folder
         self.name = name
         self.names = names
@@ -102,7 +104,9 @@ final class PartFile: Sendable {
     }
 
     /// Runs `body` with the open descriptor, under the lock; fails once the part is closed.
-    private func withDescriptor<Value>(_ body: (Int32) throws(DownloadError) -> Value) throws(DownloadError)
+    private func withDescriptor<Value>(
+        _ body: (any DownloadFile) throws(DownloadError) -> Value
+    ) throws(DownloadError)
         -> Value
     {
         try descriptor.withLock { descriptor -> Result<Value, DownloadError> in
@@ -120,22 +124,18 @@ final class PartFile: Sendable {
 
     /// The bytes already in the `.part`.
     var length: Int64 {
-        (try? withDescriptor { descriptor in
-            var info = stat()
-            return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : 0
-        }) ?? 0
+        (try? withDescriptor { descriptor in descriptor.size() ?? 0 }) ?? 0
     }
 
     /// The metadata written beside the `.part`, when there is a readable one (at most 64 KiB).
     func readMetadata() -> PartMetadata? {
         guard case .success(let file) = folder.openOwnedFile(names.metadata, O_RDONLY) else { return nil }
-        defer { SystemCall.close(file) }
+        defer { file.close() }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while data.count <= 64 * 1024 {
-            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
+            let count = buffer.withUnsafeMutableBytes { file.read(into: $0, at: Int64(data.count)) }
+            guard case .success(let count) = count, count > 0 else { break }
             data.append(contentsOf: buffer[0..<count])
         }
         guard data.count <= 64 * 1024 else { return nil }
@@ -153,13 +153,13 @@ final class PartFile: Sendable {
         try withDescriptor { _ throws(DownloadError) in
             if stale() { return }
             folder.unlink(temporary)
-            let file: Int32
+            let file: any DownloadFile
             switch folder.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) {
             case .success(let opened): file = opened
             case .failure(let code):
                 throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: temporary))
             }
-            defer { SystemCall.close(file) }
+            defer { file.close() }
             try PartFile.writeAll(data, to: file, path: folder.path(of: temporary))
             // No fsync: a torn metadata file after a crash fails to decode, and the download then
             // starts over — never a wrong resume.
@@ -173,8 +173,8 @@ final class PartFile: Sendable {
     func truncate() throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             folder.unlink(names.metadata)
-            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
-                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            if let failure = descriptor.truncate(to: 0) ?? descriptor.seek(to: 0) {
+                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
         }
     }
@@ -182,8 +182,8 @@ final class PartFile: Sendable {
     /// Positions the next write at `offset`.
     func seek(to offset: Int64) throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
-            guard lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset) else {
-                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            if let failure = descriptor.seek(to: offset) {
+                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
         }
     }
@@ -196,35 +196,29 @@ final class PartFile: Sendable {
     ) throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             if stale() { return }
-            var done = 0
-            while done < bytes.count {
-                let count = pwrite(
-                    descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else {
-                    throw DownloadError(kind: .cannotWrite(errno: count < 0 ? errno : EIO), path: part)
-                }
-                done += count
+            if let failure = descriptor.write(bytes, at: offset) {
+                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
         }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
-            guard let failure = POSIXFile.writeAll(bytes, to: descriptor) else { return }
+            guard let failure = descriptor.write(bytes) else { return }
             throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
         }
     }
 
-    /// Runs `body` with a descriptor of the `.part` positioned at its start (read-only use: the
-    /// checksum); fails once the part is closed.
-    func reading<Value>(_ body: (Int32) throws -> Value) throws -> Value {
+    /// Runs `body` with a second open file of the `.part` (read-only use: the checksum, with
+    /// positional reads); fails once the part is closed.
+    func reading<Value>(_ body: (any DownloadFile) throws -> Value) throws -> Value {
         let copy = try withDescriptor { descriptor throws(DownloadError) in
-            let copy = dup(descriptor)
-            guard copy >= 0 else { throw DownloadError(kind: .cannotWrite(errno: errno), path: part) }
-            return copy
+            switch descriptor.duplicate() {
+            case .success(let copy): return copy
+            case .failure(let code): throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: part)
+            }
         }
-        defer { SystemCall.close(copy) }
+        defer { copy.close() }
         return try body(copy)
     }
 
@@ -239,10 +233,12 @@ final class PartFile: Sendable {
     /// - Returns: whether the `.part` took the destination's name (false: `abandoned`).
     func finalize(_ durability: Durability, unless abandoned: () -> Bool) throws(DownloadError) -> Bool {
         try withDescriptor { descriptor throws(DownloadError) in
-            if durability == .system, !DiskSync.sync(descriptor, path: part) {
-                throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
+            if durability == .system, let failure = descriptor.sync() {
+                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
-            if folder.facts(name) == .directory {
+            // A folder that appeared under the name is `destinationExists`, as a file is (the rename
+            // never replaces either); one a replacing rename cannot replace says what it is.
+            if replacesDestination, folder.facts(name) == .directory {
                 throw DownloadError(kind: .destinationIsDirectory, path: destination)
             }
             if abandoned() { return false }
@@ -259,16 +255,16 @@ final class PartFile: Sendable {
 
     /// Closes the `.part` (releasing its lock) and releases the destination. Only the first call acts.
     func close() {
-        let open = descriptor.withLock { descriptor -> Int32? in
+        let open = descriptor.withLock { descriptor -> (any DownloadFile)? in
             defer { descriptor = nil }
-            if let open = descriptor { SystemCall.close(open) }
+            if let open = descriptor { open.close() }
             return descriptor
         }
         if open != nil { ActiveDestinations.release(destination) }
     }
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(DownloadError) {
-        let failure = data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
+    private static func writeAll(_ data: Data, to file: any DownloadFile, path: String) throws(DownloadError) {
+        let failure = data.withUnsafeBytes { file.write($0) }
         if let failure { throw DownloadError(kind: .cannotWrite(errno: failure), path: path) }
     }
 }

@@ -83,8 +83,9 @@ public final class DownloadManager: Sendable {
     /// outside its directory. Empty when the journal was sound.
     public let journalProblems: [String]
 
-    /// The directory, open: every file operation goes through it (see `DirectoryHandle`).
-    let folder: DirectoryHandle
+    /// The directory, open: every file operation goes through it (see `DownloadFolder`; on the
+    /// real file system a `DirectoryHandle`).
+    let folder: any DownloadFolder
     let transport: any HTTPTransport
     /// The AsyncHTTPClient the manager made for itself (no `transport` given): shut
     /// down when the manager is released, which its running downloads prevent.
@@ -129,13 +130,14 @@ public final class DownloadManager: Sendable {
         self.directory = directory
         self.configuration = configuration
         self.onUpdate = onUpdate
-        let folder = try JournalFile.openFolder(root, subfolder: configuration.subfolder)
+        let folder = try JournalFile.openFolder(
+            root, subfolder: configuration.subfolder, fileSystem: configuration.fileSystem)
         self.folder = folder
         let (file, data) = try JournalFile.open(
             in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
         let recovery: JournalRecovery
         do {
-            recovery = try JournalRecovery(journal: data, facts: folder.facts)
+            recovery = try JournalRecovery(journal: data, facts: { folder.facts($0) })
         } catch {
             file.close()
             switch error {

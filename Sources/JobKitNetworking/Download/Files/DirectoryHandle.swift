@@ -9,16 +9,17 @@ import Foundation
     import Musl
 #endif
 
-/// An open directory that every file operation of a download goes through: each one relative to its
-/// descriptor (`openat`, `renameat`, `unlinkat`, `fstatat`), never following a symbolic link, and
-/// only for a name that is one entry of the directory. A name with a `/`, `.`, `..` or a NUL is
+/// An open directory that every file operation of a download goes through (the real file system's
+/// `DownloadFolder`, opened by `POSIXFileSystem`): each one relative to its descriptor (`openat`,
+/// `renameat`, `unlinkat`, `fstatat`), never following a symbolic link, and only for a name that is
+/// one entry of the directory. A name with a `/`, `.`, `..` or a NUL is
 /// refused here (`EINVAL`) whatever checked it before, so no name can reach outside the directory.
 ///
 /// The directory is the one that was opened: renaming or replacing its path afterwards does not
 /// move the operations elsewhere.
-final class DirectoryHandle: Sendable {
+final class DirectoryHandle: DownloadFolder {
     /// The path it was opened at, for messages.
-    let path: String
+    package let path: String
     let descriptor: Int32
 
     private init(path: String, descriptor: Int32) {
@@ -43,7 +44,7 @@ final class DirectoryHandle: Sendable {
     /// symbolic link: one planted under `name` fails with `ELOOP` (or `ENOTDIR`), whatever it points to.
     ///
     /// - Returns: the handle, or the `errno` of the failure (`EINVAL` for a name that is not one entry).
-    func openDirectory(_ name: String) -> Result<DirectoryHandle, POSIXError> {
+    package func openDirectory(_ name: String) -> Result<any DownloadFolder, POSIXError> {
         guard Self.isEntryName(name) else { return .failure(POSIXError(.EINVAL)) }
         if mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST {
             return .failure(POSIXError(SystemCall.lastError()))
@@ -60,13 +61,15 @@ final class DirectoryHandle: Sendable {
             && !name.utf8.contains(0)
     }
 
-    /// The path of `name` in the directory, for messages.
-    func path(of name: String) -> String { path + "/" + name }
+    /// Opens `name` with `flags` (`O_NOFOLLOW` and `O_CLOEXEC` always added).
+    package func openFile(_ name: String, _ flags: Int32, mode: mode_t) -> Result<any DownloadFile, POSIXError> {
+        openDescriptor(name, flags, mode: mode).map { POSIXDownloadFile(descriptor: $0, path: path(of: name)) }
+    }
 
     /// Opens `name` with `flags` (`O_NOFOLLOW` and `O_CLOEXEC` always added).
     ///
     /// - Returns: the descriptor, or the `errno` of the failure.
-    func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o600) -> Result<Int32, POSIXError> {
+    private func openDescriptor(_ name: String, _ flags: Int32, mode: mode_t) -> Result<Int32, POSIXError> {
         guard Self.isEntryName(name) else { return .failure(POSIXError(.EINVAL)) }
         let file = SystemCall.open(at: descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode: mode)
         guard file >= 0 else { return .failure(POSIXError(SystemCall.lastError())) }
@@ -77,9 +80,9 @@ final class DirectoryHandle: Sendable {
     /// device or a socket under the name fails with `EINVAL` (and never blocks the open: it is made
     /// with `O_NONBLOCK`), a file hard-linked from elsewhere (perhaps outside the directory) with
     /// `EMLINK` — writing to it would change that other name's file too.
-    func openOwnedFile(_ name: String, _ flags: Int32, mode: mode_t = 0o600) -> Result<Int32, POSIXError> {
+    package func openOwnedFile(_ name: String, _ flags: Int32, mode: mode_t) -> Result<any DownloadFile, POSIXError> {
         let file: Int32
-        switch openFile(name, flags | O_NONBLOCK, mode: mode) {
+        switch openDescriptor(name, flags | O_NONBLOCK, mode: mode) {
         case .success(let opened): file = opened
         case .failure(let error): return .failure(error)
         }
@@ -99,12 +102,12 @@ final class DirectoryHandle: Sendable {
             return .failure(POSIXError(problem))
         }
         _ = fcntl(file, F_SETFL, fcntl(file, F_GETFL) & ~O_NONBLOCK)
-        return .success(file)
+        return .success(POSIXDownloadFile(descriptor: file, path: path(of: name)))
     }
 
     /// Removes the file `name` (not a directory). Nil when removed or already missing, else the `errno`.
     @discardableResult
-    func unlink(_ name: String) -> POSIXErrorCode? {
+    package func unlink(_ name: String) -> POSIXErrorCode? {
         guard Self.isEntryName(name) else { return .EINVAL }
         guard unlinkat(descriptor, name, 0) != 0, errno != ENOENT else { return nil }
         return POSIXErrorCode(rawValue: errno) ?? .EIO
@@ -114,7 +117,7 @@ final class DirectoryHandle: Sendable {
     /// is under `newName` (`EEXIST` then): `renameat2(RENAME_NOREPLACE)` on Linux, `renameatx_np
     /// (RENAME_EXCL)` on Apple platforms, and a hard link then an unlink on a file system that has
     /// neither. Nil when renamed, else the `errno`.
-    func rename(_ name: String, to newName: String, replacing: Bool) -> POSIXErrorCode? {
+    package func rename(_ name: String, to newName: String, replacing: Bool) -> POSIXErrorCode? {
         guard Self.isEntryName(name), Self.isEntryName(newName) else { return .EINVAL }
         if replacing {
             return renameat(descriptor, name, descriptor, newName) == 0 ? nil : SystemCall.lastError()
@@ -132,7 +135,7 @@ final class DirectoryHandle: Sendable {
     }
 
     /// What is under `name`, not following a symbolic link.
-    func facts(_ name: String) -> FileFacts {
+    package func facts(_ name: String) -> FileFacts {
         guard Self.isEntryName(name) else { return .missing }
         var info = stat()
         guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .missing }
@@ -140,13 +143,21 @@ final class DirectoryHandle: Sendable {
         return .file(size: Int64(info.st_size))
     }
 
+    /// Which file is under `name`, not following a symbolic link; nil when nothing is.
+    package func identity(of name: String) -> FileIdentity? {
+        guard Self.isEntryName(name) else { return nil }
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     /// Whether this process may create files in the directory.
-    var isWritable: Bool {
+    package var isWritable: Bool {
         faccessat(descriptor, ".", W_OK | X_OK, 0) == 0
     }
 
     /// Flushes the directory's entries (a rename in it) to disk; best effort.
-    func sync() {
+    package func sync() {
         _ = DiskSync.sync(descriptor, path: path)
     }
 

@@ -1,5 +1,5 @@
 /// What is under a name.
-enum FileFacts: Equatable {
+package enum FileFacts: Equatable, Sendable {
     case missing
     case directory
     /// A file (or anything else that is not a directory: a link, a socket) of this size.

@@ -77,22 +77,20 @@ extension Checksum {
         }
     }
 
-    /// The checksum of `algorithm` of what `descriptor` reads from its start (with `pread`: its
+    /// The checksum of `algorithm` of what `file` reads from its start (positional reads: its
     /// offset stays), in 1 MiB chunks.
-    static func compute(_ algorithm: Algorithm, reading descriptor: Int32, path: String) throws -> Checksum {
+    static func compute(_ algorithm: Algorithm, reading file: any DownloadFile, path: String) throws -> Checksum {
         var hasher = Hasher(algorithm)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        var offset: off_t = 0
+        var offset: Int64 = 0
         while true {
-            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
+            guard case .success(let count) = file.read(into: buffer, at: offset) else {
                 throw FileReadError(path: path)
             }
+            if count == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            offset += off_t(count)
+            offset += Int64(count)
         }
         return hasher.finalize()
     }

@@ -141,8 +141,9 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
         guard descriptor >= 0 else {
             throw FileReadError(path: path)
         }
-        defer { SystemCall.close(descriptor) }
-        return try compute(algorithm, reading: descriptor, path: path)
+        let file = POSIXDownloadFile(descriptor: descriptor, path: path)
+        defer { file.close() }
+        return try compute(algorithm, reading: file, path: path)
     }
 
     /// A checksum whose hex is known to be valid (computed here).

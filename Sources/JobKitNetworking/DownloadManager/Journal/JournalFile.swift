@@ -19,10 +19,11 @@ final class JournalFile {
     var directory: String { folder.path }
     /// The journal's path, for messages.
     var path: String { folder.path(of: DownloadJournal.fileName) }
-    let folder: DirectoryHandle
+    let folder: any DownloadFolder
     /// `.system`: `sync` and `replace` flush to disk; `.process`: they do not.
     let durability: Durability
-    private(set) var descriptor: Int32
+    /// The open journal; nil once closed.
+    private(set) var descriptor: (any DownloadFile)?
     /// Asked before each write, sync or rewrite: an `errno` to fail with (tests inject a full disk).
     private let injectedFailure: @Sendable () -> Int32?
 
@@ -30,7 +31,7 @@ final class JournalFile {
     private var length: Int64 = 0
 
     private init(
-        folder: DirectoryHandle, durability: Durability, descriptor: Int32,
+        folder: any DownloadFolder, durability: Durability, descriptor: any DownloadFile,
         injectedFailure: @escaping @Sendable () -> Int32?
     ) {
         self.folder = folder
@@ -49,7 +50,9 @@ final class JournalFile {
     ///
     /// - Throws: `.cannotUseDirectory` when it cannot be made or opened, or is not a directory; for a
     ///   subfolder that breaks the rule; for a link (or a file) at one of its components' names.
-    static func openFolder(_ directory: URL, subfolder: String? = nil) throws(DownloadManagerError) -> DirectoryHandle {
+    static func openFolder(
+        _ directory: URL, subfolder: String? = nil, fileSystem: any DownloadFileSystem = POSIXFileSystem()
+    ) throws(DownloadManagerError) -> any DownloadFolder {
         let path = directory.standardizedFileURL.path
         let components = subfolder.map { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
         // Every component is checked before anything is made.
@@ -67,7 +70,7 @@ final class JournalFile {
                 }
             }
         }
-        var folder = try openFolder(path)
+        var folder = try openFolder(path, fileSystem: fileSystem)
         for component in components ?? [] {
             switch folder.openDirectory(component) {
             case .success(let opened): folder = opened
@@ -83,13 +86,15 @@ final class JournalFile {
     }
 
     /// Opens the directory at `path` (creating it if needed), following a link to it: the caller chose it.
-    private static func openFolder(_ path: String) throws(DownloadManagerError) -> DirectoryHandle {
+    private static func openFolder(
+        _ path: String, fileSystem: any DownloadFileSystem
+    ) throws(DownloadManagerError) -> any DownloadFolder {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try fileSystem.createDirectory(atPath: path)
         } catch {
             throw .cannotUseDirectory(path, reason: "cannot create it (\(error.localizedDescription))")
         }
-        switch DirectoryHandle.open(path) {
+        switch fileSystem.openDirectory(atPath: path) {
         case .success(let folder): return folder
         case .failure(let error) where error.code == .ENOTDIR:
             throw .cannotUseDirectory(path, reason: "not a directory")
@@ -109,7 +114,7 @@ final class JournalFile {
     /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
     ///   the journal cannot be made, opened or read.
     static func open(
-        in folder: DirectoryHandle, durability: Durability = .process,
+        in folder: any DownloadFolder, durability: Durability = .process,
         injectedFailure: @escaping @Sendable () -> Int32? = { nil }
     ) throws(DownloadManagerError) -> (JournalFile, Data) {
         let name = DownloadJournal.fileName
@@ -119,7 +124,7 @@ final class JournalFile {
         let deadline = DispatchTime.now().uptimeNanoseconds + SystemCall.lockPatience
         var renamedAway = 0
         while true {
-            let descriptor: Int32
+            let descriptor: any DownloadFile
             // Only a regular file with one link: never a FIFO (which would block), nor a file
             // hard-linked from elsewhere (whose mode and bytes are somebody else's).
             switch folder.openOwnedFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
@@ -133,24 +138,20 @@ final class JournalFile {
                     }
                 throw .cannotUseDirectory(folder.path, reason: "cannot open \(folder.path(of: name)): \(reason)")
             }
-            if let code = SystemCall.lockExclusively(descriptor, until: deadline) {
-                SystemCall.close(descriptor)
+            if let code = descriptor.lockExclusively(until: deadline) {
+                descriptor.close()
                 guard code == EWOULDBLOCK else {
                     throw .cannotUseDirectory(folder.path, reason: SystemCall.errorText(code))
                 }
                 throw .directoryInUse(folder.path)
             }
-            var opened = stat()
-            var named = stat()
-            guard fstat(descriptor, &opened) == 0, fstatat(folder.descriptor, name, &named, AT_SYMLINK_NOFOLLOW) == 0,
-                opened.st_ino == named.st_ino, opened.st_dev == named.st_dev
-            else {
-                SystemCall.close(descriptor)
+            guard let opened = descriptor.identity(), opened == folder.identity(of: name) else {
+                descriptor.close()
                 renamedAway += 1
                 if renamedAway > 16 { throw .directoryInUse(folder.path) }
                 continue
             }
-            if opened.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
+            descriptor.restrictToOwner()
             let file = JournalFile(
                 folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
             return (file, try file.readAll())
@@ -161,21 +162,24 @@ final class JournalFile {
     static let maximumLength = 1 << 30
 
     private func readAll() throws(DownloadManagerError) -> Data {
+        guard let descriptor else { throw .closed }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset: off_t = 0
+        var offset: Int64 = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            let count: Int
+            switch buffer.withUnsafeMutableBytes({ descriptor.read(into: $0, at: offset) }) {
+            case .success(let read): count = read
+            case .failure(let code):
+                throw .cannotUseDirectory(
+                    directory, reason: "cannot read \(path): \(SystemCall.errorText(code.code.rawValue))")
+            }
             if count == 0 {
                 length = Int64(data.count)
                 return data
             }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .cannotUseDirectory(directory, reason: "cannot read \(path): \(SystemCall.errorText(errno))")
-            }
             data.append(contentsOf: buffer[0..<count])
-            offset += off_t(count)
+            offset += Int64(count)
             guard data.count <= Self.maximumLength else {
                 throw .unsupportedJournal(path, reason: "it is larger than \(Self.maximumLength >> 20) MiB")
             }
@@ -187,10 +191,10 @@ final class JournalFile {
     /// A write that fails part-way (a full disk) is cut back off, so that the next line does not
     /// land on a torn one.
     func append(_ data: Data) throws(DownloadManagerError) {
-        guard descriptor >= 0 else { throw .closed }
-        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: descriptor) }
+        guard let descriptor else { throw .closed }
+        let failure = injectedFailure() ?? data.withUnsafeBytes { descriptor.write($0) }
         if let failure {
-            _ = ftruncate(descriptor, off_t(length))
+            _ = descriptor.truncate(to: length)
             throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(SystemCall.errorText(failure))")
         }
         length += Int64(data.count)
@@ -204,40 +208,37 @@ final class JournalFile {
         do {
             try sync()
         } catch {
-            if ftruncate(descriptor, off_t(before)) == 0 { length = before }
+            if descriptor?.truncate(to: before) == nil { length = before }
             throw error
         }
     }
 
     /// Flushes the journal to disk (with `.system` durability; else does nothing).
     func sync() throws(DownloadManagerError) {
-        guard descriptor >= 0 else { throw .closed }
+        guard let descriptor else { throw .closed }
         guard durability == .system else { return }
-        if let failure = injectedFailure() {
+        if let failure = injectedFailure() ?? descriptor.sync() {
             throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(SystemCall.errorText(failure))")
-        }
-        guard DiskSync.sync(descriptor, path: path) else {
-            throw .cannotUseDirectory(directory, reason: "cannot sync \(path): \(SystemCall.errorText(errno))")
         }
     }
 
     /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock);
     /// best effort.
-    static func sync(in folder: DirectoryHandle) {
+    static func sync(in folder: any DownloadFolder) {
         guard case .success(let file) = folder.openFile(DownloadJournal.fileName, O_RDONLY) else { return }
-        _ = DiskSync.sync(file, path: folder.path(of: DownloadJournal.fileName))
-        SystemCall.close(file)
+        _ = file.sync()
+        file.close()
     }
 
     /// Replaces the journal with `data`: written to a temporary file (0600) that is locked first,
     /// renamed over the journal (with `.system` durability: synced before, and the folder synced
     /// after). The old file's descriptor is closed.
     func replace(with data: Data) throws(DownloadManagerError) {
-        guard descriptor >= 0 else { throw .closed }
+        guard let descriptor else { throw .closed }
         let temporary = DownloadJournal.fileName + ".tmp"
         let temporaryPath = folder.path(of: temporary)
         folder.unlink(temporary)
-        let fresh: Int32
+        let fresh: any DownloadFile
         switch folder.openFile(temporary, O_RDWR | O_CREAT | O_EXCL | O_APPEND, mode: 0o600) {
         case .success(let opened): fresh = opened
         case .failure(let code):
@@ -245,31 +246,30 @@ final class JournalFile {
                 directory, reason: "cannot write \(temporaryPath): \(SystemCall.errorText(code.code.rawValue))")
         }
         // One try, no waiting: the file was just made (`O_EXCL`), so a lock on it is another manager's.
-        guard SystemCall.lockExclusively(fresh, until: 0) == nil else {
-            SystemCall.close(fresh)
+        guard fresh.lockExclusively(until: 0) == nil else {
+            fresh.close()
             throw .directoryInUse(directory)
         }
-        let failure = injectedFailure() ?? data.withUnsafeBytes { POSIXFile.writeAll($0, to: fresh) }
+        let failure = injectedFailure() ?? data.withUnsafeBytes { fresh.write($0) }
         var code = failure
-        if code == nil, durability == .system, !DiskSync.sync(fresh, path: temporaryPath) { code = errno }
+        if code == nil, durability == .system { code = fresh.sync() }
         if code == nil, let renameFailure = folder.rename(temporary, to: DownloadJournal.fileName, replacing: true) {
             code = renameFailure.rawValue
         }
         if let code {
-            SystemCall.close(fresh)
+            fresh.close()
             folder.unlink(temporary)
             throw .cannotUseDirectory(directory, reason: "cannot rewrite \(path): \(SystemCall.errorText(code))")
         }
         if durability == .system { folder.sync() }
-        SystemCall.close(descriptor)
-        descriptor = fresh
+        descriptor.close()
+        self.descriptor = fresh
         length = Int64(data.count)
     }
 
     /// Closes the journal, releasing the directory's lock. Only the first call acts.
     func close() {
-        guard descriptor >= 0 else { return }
-        SystemCall.close(descriptor)
-        descriptor = -1
+        descriptor?.close()
+        descriptor = nil
     }
 }

@@ -1,0 +1,208 @@
+import Foundation
+import JobKit
+import JobKitTestSupport
+import JobKitTesting
+import Testing
+
+@testable import JobKitNetworking
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The real manager on a file system in memory (`MemoryFileSystem`), a scripted transport and a
+/// test scheduler: what the disk does — a file appearing, a full disk, a journal that cannot be
+/// written — happens at the exact moment a test says.
+@Suite struct DownloadManagerFileSystemTests {
+    /// A file that appears under the name just before the `.part` takes it is never replaced: the
+    /// item fails `fileInTheWay`, the file is left as it is and the complete `.part` stays beside it.
+    @Test func aFileAppearingBeforeTheRenameIsNeverReplaced() async throws {
+        let world = MemoryDownloads(bytes: pattern(100_000))
+        let theirs = Data("somebody else's".utf8)
+        world.disk.plant(.file(theirs), named: "big.bin", before: .rename, of: "big.bin.part")
+        let manager = try world.open()
+        defer { manager.close() }
+        let id = try manager.add(world.url)
+
+        let summary = await manager.waitUntilFinished()
+        let failure = try #require(summary.failed.first?.state.failure)
+        #expect(failure.kind == .fileInTheWay)
+        #expect(manager.item(id)?.state.failure?.kind == .fileInTheWay)
+        #expect(world.contents(of: "big.bin") == theirs)
+        #expect(world.contents(of: "big.bin.part") == world.bytes)
+        #expect(world.disk.pendingFaults.isEmpty)
+    }
+
+    /// So is a folder that appears there: the item fails `fileInTheWay` (as the docs say of a file
+    /// or folder appearing while the item runs), the folder stays and so does the `.part`.
+    @Test func aFolderAppearingBeforeTheRenameFailsTheItemFileInTheWay() async throws {
+        let world = MemoryDownloads(bytes: pattern(50_000))
+        world.disk.plant(.directory, named: "big.bin", before: .rename, of: "big.bin.part")
+        let manager = try world.open()
+        defer { manager.close() }
+        try manager.add(world.url)
+
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.failed.first?.state.failure?.kind == .fileInTheWay)
+        #expect(world.disk.names(in: world.folder.appendingPathComponent("big.bin").path).isEmpty)
+        #expect(world.contents(of: "big.bin") == nil)
+        #expect(world.contents(of: "big.bin.part") == world.bytes)
+    }
+
+    /// A folder that appears under the name while the body arrives (before the finalize looks)
+    /// fails the item `fileInTheWay` too, the folder and the complete `.part` left as they are.
+    @Test func aFolderAppearingWhileTheBodyArrivesFailsTheItemFileInTheWay() async throws {
+        let world = MemoryDownloads(bytes: pattern(50_000))
+        world.disk.plant(.directory, named: "big.bin", before: .write, of: "big.bin.part", skipping: 2)
+        let manager = try world.open()
+        defer { manager.close() }
+        try manager.add(world.url)
+
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.failed.first?.state.failure?.kind == .fileInTheWay)
+        #expect(world.disk.names(in: world.folder.appendingPathComponent("big.bin").path).isEmpty)
+        #expect(world.contents(of: "big.bin.part") == world.bytes)
+    }
+
+    /// A full disk mid-write fails the item (a `file` failure naming the disk's words), keeping every
+    /// byte written before; resumed, it goes on from there and the file is byte-exact.
+    @Test func aFullDiskMidWriteKeepsWhatWasWrittenAndResumesFromThere() async throws {
+        let world = MemoryDownloads(bytes: pattern(200_000))
+        // The transport hands over 16 KiB pieces: three land, the fourth finds the disk full.
+        world.disk.fail(.write, name: "big.bin.part", with: ENOSPC, skipping: 3)
+        let manager = try world.open()
+        defer { manager.close() }
+        let id = try manager.add(world.url)
+
+        let failed = await manager.waitUntilFinished()
+        let failure = try #require(failed.failed.first?.state.failure)
+        #expect(failure.kind == .file)
+        #expect(failure.message.contains("big.bin.part"))
+        #expect(failure.message.contains(SystemCall.errorText(ENOSPC)))
+        #expect(world.contents(of: "big.bin.part") == world.bytes.prefix(3 * 16_384))
+        #expect(world.contents(of: "big.bin") == nil)
+
+        try manager.resume(id)
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.allSucceeded)
+        #expect(world.contents(of: "big.bin") == world.bytes)
+        let second = try #require(world.transport.requests.last)
+        #expect(second.value(forHTTPHeaderField: "Range") == "bytes=49152-")
+        #expect(world.transport.requests.count == 2)
+        #expect(!world.names.contains("big.bin.part"))
+    }
+
+    /// A journal write that fails (EIO) unlinks nothing: `cancel` throws `cannotUseDirectory` and the
+    /// `.part` stays; once a later write succeeds (the manager tries again after a second), the
+    /// unlink it owed is done.
+    @Test func aFailedJournalWriteMakesCancelThrowAndUnlinkNothingUntilItIsWritten() async throws {
+        let world = MemoryDownloads(bytes: pattern(100_000), dropAt: 40_000)
+        let manager = try world.open()
+        defer { manager.close() }
+        let id = try manager.add(world.url)
+        _ = await manager.waitUntilFinished()
+        #expect(manager.item(id)?.state.failure?.kind == .network)
+        #expect(world.contents(of: "big.bin.part")?.count == 40_000)
+
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: EIO)
+        #expect {
+            try manager.cancel(id)
+        } throws: { error in
+            guard case .cannotUseDirectory(_, let reason) = error as? DownloadManagerError else { return false }
+            return reason.contains(SystemCall.errorText(EIO))
+        }
+        #expect(manager.item(id)?.state == .cancelled)
+        #expect(world.names.contains("big.bin.part"))
+        #expect(world.names.contains("big.bin.part.meta"))
+
+        // The retry was scheduled before `cancel` threw.
+        #expect(world.scheduler.scheduledDelays.contains(.seconds(1)))
+        world.scheduler.advance(by: .seconds(1))
+        await eventually("the owed unlinks are done once the record is written") {
+            !world.names.contains("big.bin.part") && !world.names.contains("big.bin.part.meta")
+        }
+    }
+
+    /// `remove(deletingFile:)` of a completed item while the journal cannot be written throws, and
+    /// the file stays until the record is written: a crash meanwhile finds the item with its file.
+    @Test func aFailedJournalWriteMakesRemoveThrowAndKeepTheFileUntilItIsWritten() async throws {
+        let world = MemoryDownloads(bytes: pattern(30_000))
+        let manager = try world.open()
+        defer { manager.close() }
+        let id = try manager.add(world.url)
+        #expect(await manager.waitUntilFinished().allSucceeded)
+
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: EIO)
+        #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
+        #expect(manager.item(id) == nil)
+        #expect(world.contents(of: "big.bin") == world.bytes)
+
+        // The process dies before the record is written: the next manager has the item and its file.
+        world.disk.kill()
+        manager.abandonForTesting()
+        let next = try world.open()
+        defer { next.close() }
+        #expect(next.items.map(\.state) == [.completed])
+        #expect(world.contents(of: "big.bin") == world.bytes)
+    }
+    /// With `.system` durability an `add` whose journal sync fails throws and leaves no record a
+    /// restart would honour (the lines are cut back off): nothing is added, now or after a crash.
+    @Test func anAddWhoseJournalSyncFailsAddsNothingEvenAfterACrash() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let manager = try world.open(durability: .system)
+        world.disk.fail(.sync, name: DownloadJournal.fileName, with: EIO)
+        #expect(throws: DownloadManagerError.self) { try manager.add(world.url) }
+        #expect(manager.items.isEmpty)
+        #expect(world.transport.requests.isEmpty)
+
+        world.disk.kill()
+        manager.abandonForTesting()
+        let next = try world.open(durability: .system)
+        defer { next.close() }
+        #expect(next.items.isEmpty)
+        #expect(world.transport.requests.isEmpty)
+    }
+
+    /// A `.part` that cannot be created (EACCES) fails the item with a `file` failure naming it and
+    /// the system's words, before any request.
+    @Test func aPartThatCannotBeCreatedFailsTheItemBeforeAnyRequest() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        world.disk.fail(.open, name: "big.bin.part", with: EACCES)
+        let manager = try world.open()
+        defer { manager.close() }
+        try manager.add(world.url)
+
+        let failure = try #require(await manager.waitUntilFinished().failed.first?.state.failure)
+        #expect(failure.kind == .file)
+        #expect(failure.message.contains("big.bin.part: \(SystemCall.errorText(EACCES))"))
+        #expect(world.transport.requests.isEmpty)
+        #expect(!world.names.contains("big.bin.part"))
+    }
+
+    /// A journal that cannot be rewritten when the manager opens (its compaction's rename fails)
+    /// fails the opening with `cannotUseDirectory`, leaves the journal as it was and releases the
+    /// directory: the next manager opens it with its items.
+    @Test func aJournalThatCannotBeRewrittenOnOpeningFailsItAndKeepsTheJournal() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let first = try world.open()
+        let id = try first.add(world.url)
+        #expect(await first.waitUntilFinished().allSucceeded)
+        first.close()
+        let journal = world.contents(of: DownloadJournal.fileName)
+
+        world.disk.fail(.rename, name: DownloadJournal.fileName + ".tmp", with: EIO)
+        #expect {
+            try world.open()
+        } throws: { error in
+            guard case .cannotUseDirectory(_, let reason) = error as? DownloadManagerError else { return false }
+            return reason.contains(SystemCall.errorText(EIO))
+        }
+        #expect(world.contents(of: DownloadJournal.fileName) == journal)
+        #expect(!world.names.contains(DownloadJournal.fileName + ".tmp"))
+        let next = try world.open()
+        defer { next.close() }
+        #expect(next.item(id)?.state == .completed)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import JobKit
+import JobKitTestSupport
+import JobKitTesting
+
+@testable import JobKitNetworking
+
+/// A download manager's world with no disk, no sockets and no real time: a `MemoryFileSystem`, a
+/// `ScriptedTransport` serving `bytes` (honouring `Range` with `If-Range`, so a `.part` resumes)
+/// and a `TestScheduler`. Managers opened on it one after another share the disk, as processes
+/// started one after another share a directory.
+struct MemoryDownloads {
+    let disk = MemoryFileSystem()
+    let scheduler = TestScheduler()
+    /// The manager's directory on `disk` (its own per world: destinations are claimed per path).
+    let folder = URL(fileURLWithPath: "/memory-\(UUID().uuidString)/downloads")
+    let bytes: Data
+    let transport: ScriptedTransport
+    /// The file's URL on the transport.
+    let url = URL(string: "http://scripted.test/big.bin")!
+
+    /// Serves `bytes` with an ETag, a `Range` (`bytes=A-` or `bytes=A-B`) with a `206` unless an
+    /// `If-Range` names another validator; the answer to request `dropping` (from 0) drops after
+    /// `dropAt` bytes when given.
+    init(bytes: Data, dropAt: Int? = nil, dropping: Int = 0) {
+        self.bytes = bytes
+        transport = ScriptedTransport { request, index in
+            let sent = index == dropping ? dropAt : nil
+            let bounds = request.value(forHTTPHeaderField: "Range").map {
+                $0.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+            }
+            let ifRange = request.value(forHTTPHeaderField: "If-Range")
+            guard let bounds, bounds.count == 2, ifRange == nil || ifRange == "\"v1\"", let start = Int(bounds[0])
+            else {
+                return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent)
+            }
+            let end = Int(bounds[1]) ?? bytes.count - 1
+            return .init(
+                status: 206,
+                headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(bytes.count)"],
+                body: bytes.subdata(in: start..<end + 1), sent: sent)
+        }
+    }
+
+    /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`; restored
+    /// items start unless `startsRestored` is false (they wait to be added again).
+    func open(
+        durability: Durability = .process, retries: Bool = false, startsRestored: Bool = true,
+        log: UpdateLog = UpdateLog()
+    ) throws -> DownloadManager {
+        var configuration = testConfiguration(
+            log, retry: retries ? DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.seconds(10))) : .none)
+        configuration.scheduler = scheduler
+        configuration.httpTransport = transport
+        configuration.fileSystem = disk
+        configuration.durability = durability
+        configuration.startsRestoredItems = startsRestored
+        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+    }
+
+    /// The bytes of `name` in the manager's directory; nil when there is no such file.
+    func contents(of name: String) -> Data? { disk.contents(of: name, in: folder.path) }
+
+    /// The names in the manager's directory.
+    var names: [String] { disk.names(in: folder.path) }
+}

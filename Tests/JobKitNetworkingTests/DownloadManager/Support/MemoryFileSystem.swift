@@ -1,0 +1,99 @@
+import Foundation
+import JobKit
+
+@testable import JobKitNetworking
+
+/// A file system in memory for the download manager's tests (`Configuration.fileSystem`), with
+/// crash semantics and injected faults, so that what the manager does with its files — and what
+/// they survive — is tested without a disk.
+///
+/// - `kill()`: the process dies. Everything written stays; open files and their locks are gone, and
+///   the folders and files the dead process had open fail every call after it.
+/// - `powerLoss()`: as `kill()`, and what was not made durable is lost: a file's bytes written since
+///   its last `fsync`, a folder's renames, unlinks and new files since its last sync.
+/// - `writeBack(files:folders:)`: the kernel wrote back what it held (it does so every few seconds
+///   by itself), so a later power loss keeps it.
+/// - `fail(_:name:with:skipping:)`, `plant(_:named:before:of:)`: faults on the next matching operation.
+///
+/// ```swift
+/// let disk = MemoryFileSystem()
+/// configuration.fileSystem = disk
+/// disk.fail(.write, name: "big.bin.part", with: ENOSPC, skipping: 3)
+/// ```
+final class MemoryFileSystem: DownloadFileSystem {
+    private let disk = LockedBox<MemoryDisk>.make(MemoryDisk())
+
+    func createDirectory(atPath path: String) throws {
+        if let code = disk.withLock({ $0.makeFolders(path) }) {
+            throw POSIXError(POSIXErrorCode(rawValue: code)!)
+        }
+    }
+
+    func openDirectory(atPath path: String) -> Result<any DownloadFolder, POSIXError> {
+        disk.withLock { disk -> Result<any DownloadFolder, POSIXError> in
+            guard disk.folders[path] != nil else {
+                return .failure(POSIXError(disk.facts(path, in: "/") == .missing ? .ENOENT : .ENOTDIR))
+            }
+            return .success(MemoryFolder(disk: self.disk, path: path, epoch: disk.epoch))
+        }
+    }
+
+    // MARK: Crashes
+
+    /// The process dies: everything written stays; its open files, locks and folders are gone.
+    func kill() { disk.withLock { $0.kill() } }
+
+    /// The power goes: as `kill()`, and what was not made durable is lost.
+    func powerLoss() { disk.withLock { $0.powerLoss() } }
+
+    /// The kernel writes back file bytes (`files`) and folder entries (`folders`) it holds.
+    func writeBack(files: Bool = true, folders: Bool = true) {
+        disk.withLock { $0.writeBack(files: files, folders: folders) }
+    }
+
+    /// The kernel writes back the bytes in `range` of the file `name` in the folder at `folder`,
+    /// and its size: earlier bytes never written back read as zeros after a power loss.
+    func writeBack(_ range: Range<Int>, of name: String, in folder: String) {
+        disk.withLock { $0.writeBack(range, of: name, in: folder) }
+    }
+
+    // MARK: Faults
+
+    /// The `skipping + 1`-th `operation` on `name` from now fails with `code` (and does nothing).
+    func fail(_ operation: MemoryFault.Operation, name: String, with code: Int32, skipping: Int = 0) {
+        disk.withLock {
+            $0.faults.append(MemoryFault(operation: operation, name: name, action: .fail(code), skipping: skipping))
+        }
+    }
+
+    /// Just before the `skipping + 1`-th `operation` on `name` from now, `planted` appears under
+    /// `plantedName` in its folder.
+    func plant(
+        _ planted: MemoryFault.Planted, named plantedName: String, before operation: MemoryFault.Operation,
+        of name: String, skipping: Int = 0
+    ) {
+        let fault = MemoryFault(
+            operation: operation, name: name, action: .plant(planted, name: plantedName), skipping: skipping)
+        disk.withLock { $0.faults.append(fault) }
+    }
+
+    /// The faults that have not acted yet.
+    var pendingFaults: [MemoryFault] { disk.withLock { $0.faults } }
+
+    // MARK: Contents
+
+    /// Puts a file (durable at once: it was there before) under `name` in the folder at `folder`.
+    func put(_ data: Data, named name: String, in folder: String) {
+        disk.withLock { $0.put(.file(data), named: name, in: folder, durable: true) }
+    }
+
+    /// The bytes of the file `name` in the folder at `folder`; nil when there is none.
+    func contents(of name: String, in folder: String) -> Data? {
+        disk.withLock { $0.contents(of: name, in: folder) }
+    }
+
+    /// The names in the folder at `folder`, sorted.
+    func names(in folder: String) -> [String] {
+        disk.withLock { $0.names(in: folder) }
+    }
+}
