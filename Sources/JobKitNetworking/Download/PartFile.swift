@@ -170,10 +170,16 @@ final class PartFile: Sendable {
     }
 
     /// Empties the `.part` and forgets its metadata: the download starts over.
+    ///
+    /// An empty `.part` (a new one) is not truncated: on ext4 a truncate to zero marks the file to
+    /// be flushed when it is closed (its guard for files rewritten in place), which started the
+    /// disk writing every downloaded file as it took its name.
     func truncate() throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             folder.unlink(names.metadata)
-            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            var info = stat()
+            let empty = fstat(descriptor, &info) == 0 && info.st_size == 0
+            guard empty || ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw DownloadError(kind: .cannotWrite(errno: errno), path: part)
             }
         }
