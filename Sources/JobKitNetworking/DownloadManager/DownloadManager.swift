@@ -130,8 +130,9 @@ public final class DownloadManager: Sendable {
     }
 
     /// `init(directory:configuration:onUpdate:)`; with `updateHandler` nil there is no `onUpdate`, and
-    /// a delivery that no consumer of `updates()` takes either is not built: its events are dropped
-    /// and no snapshot of the items is made (`jobkit download --quiet` shows nothing).
+    /// a delivery that no consumer of `updates()` takes either is not built: its events are dropped,
+    /// no snapshot of the items is made and no speed is noted (`jobkit download --quiet` shows
+    /// nothing; `item(_:)` and the summary then give no speed for a running item).
     package init(
         directory: URL, configuration: Configuration, updateHandler onUpdate: (@Sendable (Update) -> Void)?
     ) throws(DownloadManagerError) {

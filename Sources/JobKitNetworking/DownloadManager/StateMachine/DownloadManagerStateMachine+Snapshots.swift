@@ -27,20 +27,14 @@ extension DownloadManagerStateMachine {
 
     /// Every item and the totals now; notes the byte counts for the speeds.
     mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
-        let ids = recordSpeeds(now: now)
-        let snapshot = ids.map { item($0, now: now) }
-        return (snapshot, totals(of: snapshot, now: now))
-    }
-
-    /// Notes the byte counts for the speeds (overall and of each running item); returns every id.
-    private mutating func recordSpeeds(now: UInt64) -> [ItemID] {
         totalMeter.record(totalTransferred, at: now)
         let ids = items.ids
         for id in ids {
             guard case .running = items[id]?.phase else { continue }
             items.update(id) { $0.meter.record($0.transferred, at: now) }
         }
-        return ids
+        let snapshot = ids.map { item($0, now: now) }
+        return (snapshot, totals(of: snapshot, now: now))
     }
 
     func totals(of items: [DownloadManager.Item], now: UInt64) -> DownloadManager.Totals {
@@ -99,19 +93,15 @@ extension DownloadManagerStateMachine {
 
     /// `beginDelivery`, numbered for `updates()`' consumers; `hasNews` is false for a final delivery
     /// asked by `close()` alone (`onUpdate` does not get it). Without `snapshot` (nobody takes the
-    /// delivery) its update has no items and zero totals: the speeds are noted all the same.
+    /// delivery) its update has no items and zero totals, and the speeds are not noted: nobody
+    /// shows them.
     mutating func beginNumberedDelivery(_ wake: Wake, now: UInt64, snapshot wanted: Bool = true) -> (
         delivery: UpdateDelivery, hasNews: Bool
     )? {
         guard outbox.begin(wake, now: now) else { return nil }
         let firstEvent = outbox.eventsTaken
         let events = outbox.takeEvents()
-        var (items, totals) = ([DownloadManager.Item](), DownloadManager.Totals())
-        if wanted {
-            (items, totals) = snapshot(now: now)
-        } else {
-            _ = recordSpeeds(now: now)
-        }
+        let (items, totals) = wanted ? snapshot(now: now) : ([], DownloadManager.Totals())
         let update = DownloadManager.Update(events: events, items: items, totals: totals)
         return (
             .init(update: update, number: outbox.deliveriesBegun, firstEvent: firstEvent, isFinal: outbox.isFinal),
