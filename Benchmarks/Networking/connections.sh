@@ -13,31 +13,17 @@ size_mib=${SIZE_MIB:-64}
 work=$(mktemp -d /tmp/jobkit-connections.XXXXXX)
 nginx_pid=
 trap 'kill "$nginx_pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+. "$(dirname "$0")/nginx.sh"
 [ -x "$jobkit" ] || (cd "$root" && swift build --product jobkit >/dev/null)
-nginx=/usr/sbin/nginx
-[ -x "$nginx" ] || { echo "nginx not found at $nginx: install Debian's nginx package" >&2; exit 1; }
-
-mkdir -p "$work/root" "$work/logs"
+mkdir -p "$work/root"
 head -c $((size_mib * 1048576)) /dev/urandom > "$work/root/big"
-cat > "$work/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo "user root;" )
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    sendfile on;
-    limit_rate $rate;
-    client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
-    uwsgi_temp_path $work; scgi_temp_path $work;
-    server { listen 127.0.0.1:$port; root $work/root; }
-}
-CONF
-"$nginx" -c "$work/nginx.conf" -p "$work" -e "$work/logs/error.log" &
-nginx_pid=$!
-sleep 1
+head -c 1 /dev/urandom > "$work/root/small"  # answers at once: nginx is up
+nginx_start "$work" "
+    server {
+        listen 127.0.0.1:$port;
+        root $work/root;
+        limit_rate $rate;
+    }" "http://127.0.0.1:$port/small"
 
 # run LABEL COMMAND...: runs it into a fresh folder, checks the copy, prints the time.
 run() {

@@ -10,7 +10,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 width=8
 port=${PORT:-18481}
 work=$(mktemp -d /tmp/jobkit-netbench.XXXXXX)
+nginx_pid=
 trap 'kill "$nginx_pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+. "$here/nginx.sh"
 
 (cd "$here/.." && swift build -c release --product NetworkingBench >/dev/null)
 bench="$(cd "$here/.." && swift build -c release --show-bin-path)/NetworkingBench"
@@ -19,34 +21,15 @@ jobkit="$(cd "$here/../.." && swift build -c release --show-bin-path)/jobkit"
 aria2c=$(command -v aria2c || true)
 [ -n "$aria2c" ] || echo "aria2c not found: its rows are skipped (apt-get install aria2)" >&2
 
-mkdir -p "$work/root" "$work/out" "$work/logs"
+mkdir -p "$work/root" "$work/out"
 for i in $(seq 0 199); do head -c 1048576 /dev/urandom > "$work/root/small$i"; done
 for i in $(seq 0 7); do head -c 104857600 /dev/urandom > "$work/root/big$i"; done
 
-nginx=/usr/sbin/nginx
-[ -x "$nginx" ] || { echo "nginx not found at $nginx: install Debian's nginx package" >&2; exit 1; }
-cat > "$work/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 1024; }
-http {
-    log_format connections '\$connection';
-    access_log $work/logs/access.log connections;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 100000;
+nginx_start "$work" "
     server {
         listen 127.0.0.1:$port;
         root $work/root;
-    }
-}
-CONF
-"$nginx" -c "$work/nginx.conf" -p "$work" &
-nginx_pid=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/small0" -o /dev/null && break; sleep 0.1; done
+    }" "http://127.0.0.1:$port/small0"
 
 # run NAME PREFIX COUNT COMMAND...: times COMMAND, counts nginx's connections, checks the files.
 run() {

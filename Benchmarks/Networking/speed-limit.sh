@@ -11,30 +11,16 @@ port=${PORT:-18491}
 work=$(mktemp -d /tmp/jobkit-speed.XXXXXX)
 nginx_pid=
 trap 'kill "$nginx_pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+. "$(dirname "$0")/nginx.sh"
 [ -x "$jobkit" ] || (cd "$root" && swift build --product jobkit >/dev/null)
-nginx=/usr/sbin/nginx
-[ -x "$nginx" ] || { echo "nginx not found at $nginx: install Debian's nginx package" >&2; exit 1; }
-
-mkdir -p "$work/root" "$work/logs"
+mkdir -p "$work/root"
 head -c 10485760 /dev/urandom > "$work/root/ten"           # 10 MiB: 10 s at 1 MiB/s
 for i in 0 1 2 3; do head -c 5242880 /dev/urandom > "$work/root/five$i"; done   # 4 x 5 MiB: 10 s at 2 MiB/s
-cat > "$work/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo "user root;" )
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
-    uwsgi_temp_path $work; scgi_temp_path $work;
-    server { listen 127.0.0.1:$port; root $work/root; }
-}
-CONF
-"$nginx" -c "$work/nginx.conf" -p "$work" -e "$work/logs/error.log" &
-nginx_pid=$!
-sleep 1
+nginx_start "$work" "
+    server {
+        listen 127.0.0.1:$port;
+        root $work/root;
+    }" "http://127.0.0.1:$port/five0"
 
 # run LABEL LIMIT_BYTES TOTAL_BYTES ARGS...: downloads, then prints the rate against the limit.
 run() {

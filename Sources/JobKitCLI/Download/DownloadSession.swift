@@ -54,10 +54,15 @@ enum DownloadSession {
             configuration.subfolder = group.subfolder
             let manager: DownloadManager
             let view = DownloadView(display: display, rowOffset: index << 32, subfolder: group.subfolder)
-            do {
-                manager = try DownloadManager(directory: folder, configuration: configuration) { update in
+            // --quiet shows no update: the manager then makes none.
+            let onUpdate: (@Sendable (DownloadManager.Update) -> Void)? =
+                options.quiet && !options.json
+                ? nil
+                : { @Sendable update in
                     MainActor.assumeIsolated { view.show(update) }  // delivered on the main queue
                 }
+            do {
+                manager = try DownloadManager(directory: folder, configuration: configuration, updateHandler: onUpdate)
             } catch {
                 // The output folder itself: the command cannot run. A subfolder: its items fail.
                 guard group.subfolder != nil else { return CommandLineError.report(error) }

@@ -170,10 +170,15 @@ final class PartFile: Sendable {
     }
 
     /// Empties the `.part` and forgets its metadata: the download starts over.
+    ///
+    /// An empty `.part` (a new one) is not truncated: on ext4 a truncate to zero marks the file to
+    /// be flushed when it is closed (its guard for files rewritten in place), which started the
+    /// disk writing every downloaded file as it took its name.
     func truncate() throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             folder.unlink(names.metadata)
-            if let failure = descriptor.truncate(to: 0) ?? descriptor.seek(to: 0) {
+            let isEmpty = descriptor.size() == 0
+            if let failure = (isEmpty ? nil : descriptor.truncate(to: 0)) ?? descriptor.seek(to: 0) {
                 throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
         }

@@ -20,13 +20,18 @@ extension DownloadManager {
     }
 
     /// On the result queue: hands the events and the snapshot to the consumers of `updates()` and
-    /// to `onUpdate` (unless the wake is stale), then schedules what arrived meanwhile.
+    /// to `onUpdate` (unless the wake is stale), then schedules what arrived meanwhile. With neither,
+    /// the snapshot is not made.
     func deliver(_ wake: DeliveryWake) {
-        guard let (delivery, hasNews) = state.withLock({ $0.beginNumberedDelivery(wake, now: now()) }) else {
-            return
+        // Under the state lock, as a consumer's registration: one that registers later starts after
+        // this delivery.
+        let delivering = state.withLock { machine in
+            let wanted = onUpdate != nil || broadcaster.consumerCount > 0
+            return machine.beginNumberedDelivery(wake, now: now(), snapshot: wanted)
         }
+        guard let (delivery, hasNews) = delivering else { return }
         broadcaster.deliver(delivery)
-        if hasNews { onUpdate(delivery.update) }
+        if hasNews, let onUpdate { onUpdate(delivery.update) }
         schedule(state.withLock { $0.endDelivery(now: now()) })
     }
 }

@@ -90,7 +90,8 @@ public final class DownloadManager: Sendable {
     /// The AsyncHTTPClient the manager made for itself (no `transport` given): shut
     /// down when the manager is released, which its running downloads prevent.
     let ownedHTTPClient: HTTPClient?
-    let onUpdate: @Sendable (Update) -> Void
+    /// Nil: none (`init(directory:configuration:updateHandler:)`).
+    let onUpdate: (@Sendable (Update) -> Void)?
     /// The consumers of `updates()`. Lock order: `state`, then this one's.
     let broadcaster = UpdateBroadcaster()
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
@@ -122,9 +123,19 @@ public final class DownloadManager: Sendable {
     /// - Throws: `DownloadManagerError.directoryInUse` when another manager has the directory open;
     ///   `.unsupportedJournal` for a journal of a newer version (left as it is); `.cannotUseDirectory`
     ///   when the directory or its journal cannot be made, read or written.
-    public init(
+    public convenience init(
         directory: URL, configuration: Configuration = Configuration(),
         onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
+    ) throws(DownloadManagerError) {
+        try self.init(directory: directory, configuration: configuration, updateHandler: onUpdate)
+    }
+
+    /// `init(directory:configuration:onUpdate:)`; with `updateHandler` nil there is no `onUpdate`, and
+    /// a delivery that no consumer of `updates()` takes either is not built: its events are dropped,
+    /// no snapshot of the items is made and no speed is noted (`jobkit download --quiet` shows
+    /// nothing; `item(_:)` and the summary then give no speed for a running item).
+    package init(
+        directory: URL, configuration: Configuration, updateHandler onUpdate: (@Sendable (Update) -> Void)?
     ) throws(DownloadManagerError) {
         let (root, directory) = (directory.standardizedFileURL, configuration.directory(under: directory))
         self.directory = directory

@@ -57,6 +57,17 @@ final class Download: @unchecked Sendable {
     /// Requests the file, from `offset` when resuming, and carries out what the attempt's state
     /// machine decides.
     func attempt(resumingAt offset: Int64?) {
+        let (request, handler) = makeAttempt(resumingAt: offset)
+        hooks?.logger.debug("request sent", metadata: ["download.resume_offset": "\(offset ?? 0)"])
+        transport.start(
+            request, handler: handler, for: controller, context: context, logger: hooks?.logger,
+            throttle: hooks?.throttle)
+    }
+
+    /// The request of an attempt from `offset` (nil: from the start), and the handler that carries
+    /// out what its state machine decides — also for a response to another request that is the
+    /// whole file (a segmented download's first one, for a file it does not split).
+    func makeAttempt(resumingAt offset: Int64?) -> (URLRequest, TransferHandler) {
         var machine = DownloadAttemptStateMachine(
             url: url, path: destination.path, resumingAt: offset, metadata: metadata, item: item)
         var request = URLRequest(url: url)
@@ -65,7 +76,6 @@ final class Download: @unchecked Sendable {
         for (name, value) in machine.requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
         let handler = TransferHandler()
         let logger = hooks?.logger
-        logger?.debug("request sent", metadata: ["download.resume_offset": "\(offset ?? 0)"])
         handler.onResponse = { [self] response in
             logger?.debug("response received", metadata: ["http.status": "\(response.statusCode)"])
             switch try machine.received(status: response.statusCode, headers: response.lowercasedHeaders) {
@@ -121,8 +131,7 @@ final class Download: @unchecked Sendable {
                 controller.queue.async { self.finalize() }
             }
         }
-        transport.start(
-            request, handler: handler, for: controller, context: context, logger: logger, throttle: hooks?.throttle)
+        return (request, handler)
     }
 
     /// Gives the complete `.part` the destination's name and completes the run, in one step on the

@@ -5,7 +5,8 @@ import Foundation
 /// - The first request (`bytes=0-`) splits the file only when it is answered `206` from byte 0
 ///   with a total, not content-coded, and with a validator: a strong ETag, or else a Last-Modified
 ///   date (the validator a one-connection resume trusts too). Anything else falls back to one
-///   connection.
+///   connection: a `206` of the whole file is written as it comes (`isWholeFile`), any other answer
+///   is asked again without a range.
 /// - A segment's request (`bytes=A-B` with `If-Range`) continues the file only when answered `206`
 ///   with exactly `A-B/TOTAL` of the same total, carrying the validator sent, not content-coded.
 ///   A `200`, a `416`, another range or total, a missing or different validator: the file changed
@@ -31,6 +32,16 @@ enum SegmentAnswer: Equatable {
             url: url.absoluteString, item: item, etag: headers["etag"], lastModified: headers["last-modified"],
             total: total)
         return metadata.validator == nil ? nil : metadata
+    }
+
+    /// Whether an answer to the first request (`bytes=0-`) that does not split the file is the
+    /// whole file, for one connection to write as it comes: a `206` of every byte (`0-LAST/TOTAL`),
+    /// not content-coded. Anything else is asked again, without a range.
+    static func isWholeFile(status: Int, headers: [String: String]) -> Bool {
+        guard status == 206, !DownloadAttemptStateMachine.isEncoded(headers),
+            let range = ContentRange(headers["content-range"]), let total = range.total, let bounds = range.range
+        else { return false }
+        return bounds.lowerBound == 0 && bounds.upperBound == total - 1
     }
 
     /// Judges the answer to a segment's request for `asked` (a range of the file) of a file as

@@ -12,7 +12,8 @@ import JobKit
 /// - Without a map to resume, the first request asks for `bytes=0-`; an answer `SegmentAnswer.split`
 ///   accepts splits the file: that connection fetches the first segment (and is stopped at its end),
 ///   one more connection each fetches the others. Any other answer falls back to one connection
-///   (`Download`, from byte 0).
+///   (`Download`, from byte 0): a whole file (`SegmentAnswer.isWholeFile`, one too short to split)
+///   on that same response, anything else with a new request.
 /// - A `.part` whose metadata holds a map of the same download (URL or item), with a validator, the
 ///   same total, and no segment claiming bytes beyond the `.part`'s end, resumes each unfinished
 ///   segment with `bytes=A-B` and `If-Range`. Anything else starts over.
@@ -100,6 +101,8 @@ final class SegmentedDownload: Sendable {
         request.setValue("bytes=0-", forHTTPHeaderField: "Range")
         var fallsBack = false
         var connection: SegmentWriter?
+        /// The one-connection attempt that took over a response of the whole file (not split).
+        var single: TransferHandler?
         handler.onResponse = { [self] response in
             let headers = response.lowercasedHeaders
             guard
@@ -109,6 +112,13 @@ final class SegmentedDownload: Sendable {
                     length: metadata.total ?? 0, into: connections, minimumSize: Self.minimumSegmentSize),
                 map.segments.count > 1
             else {
+                // A file too short to split, answered whole: one connection writes it from here, with
+                // no second request (the `.part` is empty: a range from byte 0 is a start).
+                if SegmentAnswer.isWholeFile(status: response.statusCode, headers: headers) {
+                    let (_, attempt) = download.makeAttempt(resumingAt: nil)
+                    single = attempt
+                    return try attempt.onResponse(response)
+                }
                 fallsBack = true
                 return false
             }
@@ -130,6 +140,7 @@ final class SegmentedDownload: Sendable {
             return true
         }
         let receive = { [self] (bytes: UnsafeRawBufferPointer) throws in
+            if let single { return try single.onBytes.map { try $0(bytes) } ?? single.onData(Data(bytes)) }
             guard var writer = connection else { return }
             defer { connection = writer }
             try write(bytes, with: &writer)
@@ -137,6 +148,7 @@ final class SegmentedDownload: Sendable {
         handler.onBytes = receive
         handler.onData = { data in try data.withUnsafeBytes { try receive($0) } }
         handler.onComplete = { [self] response, error in
+            if let single { return single.onComplete(response, error) }
             if download.controller.isCancelled { return }
             if fallsBack {
                 // Not on the transport's thread: the attempt that replaces this one starts on the run's queue.

@@ -28,11 +28,12 @@ extension DownloadManagerStateMachine {
     /// Every item and the totals now; notes the byte counts for the speeds.
     mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
         totalMeter.record(totalTransferred, at: now)
-        for id in items.ids {
+        let ids = items.ids
+        for id in ids {
             guard case .running = items[id]?.phase else { continue }
             items.update(id) { $0.meter.record($0.transferred, at: now) }
         }
-        let snapshot = items.ids.map { item($0, now: now) }
+        let snapshot = ids.map { item($0, now: now) }
         return (snapshot, totals(of: snapshot, now: now))
     }
 
@@ -91,14 +92,16 @@ extension DownloadManagerStateMachine {
     }
 
     /// `beginDelivery`, numbered for `updates()`' consumers; `hasNews` is false for a final delivery
-    /// asked by `close()` alone (`onUpdate` does not get it).
-    mutating func beginNumberedDelivery(_ wake: Wake, now: UInt64) -> (
+    /// asked by `close()` alone (`onUpdate` does not get it). Without `snapshot` (nobody takes the
+    /// delivery) its update has no items and zero totals, and the speeds are not noted: nobody
+    /// shows them.
+    mutating func beginNumberedDelivery(_ wake: Wake, now: UInt64, snapshot wanted: Bool = true) -> (
         delivery: UpdateDelivery, hasNews: Bool
     )? {
         guard outbox.begin(wake, now: now) else { return nil }
         let firstEvent = outbox.eventsTaken
         let events = outbox.takeEvents()
-        let (items, totals) = snapshot(now: now)
+        let (items, totals) = wanted ? snapshot(now: now) : ([], DownloadManager.Totals())
         let update = DownloadManager.Update(events: events, items: items, totals: totals)
         return (
             .init(update: update, number: outbox.deliveriesBegun, firstEvent: firstEvent, isFinal: outbox.isFinal),

@@ -32,6 +32,17 @@ import Testing
                 == nil)
     }
 
+    @Test func onlyARangeOfEveryByteIsTheWholeFile() {
+        #expect(SegmentAnswer.isWholeFile(status: 206, headers: ["content-range": "bytes 0-99/100"]))
+        #expect(!SegmentAnswer.isWholeFile(status: 206, headers: ["content-range": "bytes 0-49/100"]), "a part")
+        #expect(!SegmentAnswer.isWholeFile(status: 206, headers: ["content-range": "bytes 0-99/*"]))
+        #expect(!SegmentAnswer.isWholeFile(status: 206, headers: [:]))
+        #expect(
+            !SegmentAnswer.isWholeFile(
+                status: 206, headers: ["content-range": "bytes 0-99/100", "content-encoding": "gzip"]))
+        #expect(!SegmentAnswer.isWholeFile(status: 200, headers: [:]), "asked again without a range")
+    }
+
     @Test func aSegmentContinuesOnlyWithItsRangeTotalAndValidator() {
         func judge(_ status: Int, _ headers: [String: String]) -> SegmentAnswer {
             SegmentAnswer.judge(status: status, headers: headers, asked: 50..<75, metadata: metadata)

@@ -80,6 +80,24 @@ struct SegmentedDownloadTests {
         #expect(changed.requests.count >= 3)
     }
 
+    @Test func aFileTooShortToSplitIsWrittenFromTheFirstAnswer() async throws {
+        let short = largePattern(1 << 20, seed: 26)
+        let server = try ScriptedServer { request, _ in
+            guard request.headers["range"] == "bytes=0-" else {
+                return .respond(200, headers: ["ETag": "\"v1\""], body: short)
+            }
+            return .respond(
+                206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 0-\(short.count - 1)/\(short.count)"],
+                body: short)
+        }
+        defer { server.stop() }
+        let (folder, manager) = try await download(from: server)
+        defer { manager.close() }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == short)
+        #expect(server.requests.map { $0.headers["range"] } == ["bytes=0-"], "no second request")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("file.bin.part.meta").path))
+    }
+
     @Test func aServerWithoutRangesIsReadOnOneConnection() async throws {
         let server = try Self.serve(ranges: false)
         defer { server.stop() }
