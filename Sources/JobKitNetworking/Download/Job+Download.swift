@@ -100,7 +100,7 @@ extension Job where Value == URL {
                 durability: durability, hooks: hooks, headers: headers, item: item)
             do {
                 if connections > 1 { return try SegmentedDownload(download, connections: connections).start() }
-                let resume = download.resumableLength(blindResume: blindResume)
+                let resume = try download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }
                 download.attempt(resumingAt: resume)
             } catch {
