@@ -34,10 +34,12 @@ final class PartFile: Sendable {
     /// The bytes written to a `.part` between two flushes to disk (`sync()`) with `.system`
     /// durability: 16 MiB. After each flush the flushed length is kept in the metadata
     /// (`PartMetadata.synced`), and only that much of the `.part` is resumed after the machine
-    /// restarted. A flush forces to disk early what the kernel writes back within about 30 s
-    /// anyway, so its cost is the transfer's wait for it — at most one per 16 MiB, a few ms of
-    /// each 16 MiB's transfer (about 0.1 s at 1 Gbit/s) — and a power loss costs at most 16 MiB
-    /// fetched again. A file shorter than that is never flushed before its finalize, which does.
+    /// restarted. Why 16 MiB: a flush only forces to disk early what the kernel writes back within
+    /// about 30 s anyway, so its cost is the transfer's wait for it, once per interval — measured on
+    /// an ext4 disk, 256 MiB written with a flush per 16 MiB took 0.133 s against 0.111 s with the
+    /// finalize's one flush (about 1.4 ms per flush; 16 MiB takes 0.13 s to arrive at 1 Gbit/s, so
+    /// about 1% there, less on slower links). A power loss costs at most 16 MiB fetched again. A
+    /// file shorter than that is never flushed before its finalize, which flushes it anyway.
     static let syncInterval: Int64 = 16 << 20
 
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
