@@ -248,6 +248,28 @@ import Testing
         #expect(world.transport.requests.count == 2)
     }
 
+    /// What the flushes cost: with `.process` a `.part` is never flushed; with `.system` once per
+    /// interval while it is written, and once more at its finalize — a file shorter than the
+    /// interval only then.
+    @Test(
+        arguments: [(Durability.process, 64 << 10, 0), (.system, 64 << 10, 7), (.system, nil, 1)]
+            as [(Durability, Int64?, Int)])
+    func aPartIsFlushedOncePerIntervalOnlyWithSystemDurability(
+        durability: Durability, interval: Int64?, flushes: Int
+    ) async throws {
+        let world = MemoryDownloads(bytes: pattern(400_000))
+        let counting = 1_000
+        world.disk.fail(.sync, name: "big.bin.part", with: EIO, skipping: counting)
+        let manager = try world.open(durability: durability, syncInterval: interval)
+        defer { manager.close() }
+        try manager.add(world.url)
+        #expect(await manager.waitUntilFinished().allSucceeded)
+        #expect(world.contents(of: "big.bin") == world.bytes)
+        let left = try #require(world.disk.pendingFaults.first { $0.operation == .sync })
+        // 400 000 bytes: flushed at 6 × 64 KiB, then at the finalize.
+        #expect(counting - left.skipping == flushes)
+    }
+
     /// A process killed mid-download with no restart of the machine: whatever was flushed, the
     /// next manager trusts the whole `.part` (the page cache keeps what a killed process wrote) and
     /// resumes where it ends.

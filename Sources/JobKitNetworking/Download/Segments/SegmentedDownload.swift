@@ -282,12 +282,12 @@ final class SegmentedDownload: Sendable {
         }
         download.hooks?.received(count)
         if let progress { download.controller.report(progress: progress) }
+        var recorded: PartMetadata?
         if let sync {
             try download.part.sync()
-            if let synced = recordSync(sync) { persistMap(synced) }
-        } else if let persist {
-            persistMap(persist)
+            recorded = recordSync(sync)
         }
+        if let map = recorded ?? persist { persistMap(map) }
         if done, writer.stopsAtEnd { throw SegmentWriter.Finished() }
     }
 
