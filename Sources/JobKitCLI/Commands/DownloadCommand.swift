@@ -48,8 +48,10 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(
         help: ArgumentHelp(
             "Also survive a power loss or an OS crash: flush each file to disk before it takes its name, its "
-                + "folder after, and the journal (a few milliseconds a file). Without it, files and the journal "
-                + "survive the command being killed or crashing at any moment, but are not flushed (as curl, aria2c)."))
+                + "folder after, and the journal (a few milliseconds a file), and each partial file every 16 MiB "
+                + "(after a reboot it resumes from there). Without it, files and the journal survive the command "
+                + "being killed or crashing at any moment, but are not flushed (as curl, aria2c), and a partial "
+                + "file starts over after a reboot."))
     var fsync = false
 
     @Flag(

@@ -16,6 +16,9 @@ struct DownloadHooks: Sendable {
     var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
     /// The speed limits the body is read at (through AsyncHTTPClient); nil: none.
     var throttle: Throttle?
+    /// The bytes a `.part` is written between two flushes with `.system` durability
+    /// (`PartFile.syncInterval`; a test shortens it).
+    var syncInterval = PartFile.syncInterval
     /// Where the download logs its requests and responses (`debug`), with the item's metadata.
     var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
 }

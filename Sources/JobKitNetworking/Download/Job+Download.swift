@@ -32,7 +32,9 @@ extension Job where Value == URL {
     /// - `durability` says what a finished file survives. `.process` (the default): the process
     ///   being killed or crashing at any moment, with no `fsync` (as curl and aria2c). `.system`:
     ///   also a power loss or an operating-system crash — the `.part` is flushed to disk before the
-    ///   rename and its folder after (a few milliseconds per file). See `Durability`.
+    ///   rename and its folder after (a few milliseconds per file), and every 16 MiB while it is
+    ///   written. After a restart of the machine a `.part` resumes only what was flushed (with
+    ///   `.process`, nothing: it starts over), never bytes the restart may have lost. See `Durability`.
     /// - A `.part` left by an earlier attempt (cancelled, failed, killed) is resumed only when its
     ///   metadata proves it is the same resource: the request carries `If-Range` with the stored ETag
     ///   or Last-Modified, and a 206 is accepted only when its `Content-Range` starts where the
@@ -100,7 +102,7 @@ extension Job where Value == URL {
                 durability: durability, hooks: hooks, headers: headers, item: item)
             do {
                 if connections > 1 { return try SegmentedDownload(download, connections: connections).start() }
-                let resume = download.resumableLength(blindResume: blindResume)
+                let resume = try download.resumableLength(blindResume: blindResume)
                 if resume == nil { try part.truncate() }
                 download.attempt(resumingAt: resume)
             } catch {

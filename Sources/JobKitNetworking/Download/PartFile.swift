@@ -31,6 +31,17 @@ final class PartFile: Sendable {
     /// The open file; nil once closed.
     private let descriptor: LockedBox<(any DownloadFile)?>
 
+    /// The bytes written to a `.part` between two flushes to disk (`sync()`) with `.system`
+    /// durability: 16 MiB. After each flush the flushed length is kept in the metadata
+    /// (`PartMetadata.synced`), and only that much of the `.part` is resumed after the machine
+    /// restarted. Why 16 MiB: a flush only forces to disk early what the kernel writes back within
+    /// about 30 s anyway, so its cost is the transfer's wait for it, once per interval — measured on
+    /// an ext4 disk, 256 MiB written with a flush per 16 MiB took 0.133 s against 0.111 s with the
+    /// finalize's one flush (about 1.4 ms per flush; 16 MiB takes 0.13 s to arrive at 1 Gbit/s, so
+    /// about 1% there, less on slower links). A power loss costs at most 16 MiB fetched again. A
+    /// file shorter than that is never flushed before its finalize, which flushes it anyway.
+    static let syncInterval: Int64 = 16 << 20
+
     /// Checks the destination and its folder, claims the destination and opens its `.part` locked.
     /// Nothing is requested from the network before this succeeds.
     ///
@@ -142,13 +153,19 @@ final class PartFile: Sendable {
         return try? JSONDecoder().decode(PartMetadata.self, from: data)
     }
 
+    /// The identity of the machine's running boot, as the folder tells it; nil when unknown.
+    var bootIdentity: String? { folder.bootIdentity }
+
     /// Writes the metadata atomically: to a temporary beside it (mode 0600: it names the URL),
-    /// then renamed over it.
+    /// then renamed over it. It is stamped with the running boot (`PartMetadata.boot`): whoever
+    /// writes the `.part` in a new boot has first cut it to what was flushed before.
     ///
     /// - Parameter stale: asked under the part's lock, before anything is written; true writes
     ///   nothing (a segmented download's map that a newer one, or a start over, replaced).
     func writeMetadata(_ metadata: PartMetadata, unless stale: () -> Bool = { false }) throws(DownloadError) {
-        let data = (try? JSONEncoder().encode(metadata)) ?? Data()
+        var stamped = metadata
+        stamped.boot = folder.bootIdentity ?? ""
+        let data = (try? JSONEncoder().encode(stamped)) ?? Data()
         let temporary = names.metadataTemporary
         try withDescriptor { _ throws(DownloadError) in
             if stale() { return }
@@ -182,6 +199,31 @@ final class PartFile: Sendable {
                 throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
             }
         }
+    }
+
+    /// Cuts the `.part` to its first `length` bytes, keeping its metadata: a resume continues from
+    /// what was flushed before the machine restarted.
+    func truncate(to length: Int64) throws(DownloadError) {
+        try withDescriptor { descriptor throws(DownloadError) in
+            if let failure = descriptor.truncate(to: length) ?? descriptor.seek(to: length) {
+                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
+            }
+        }
+    }
+
+    /// Flushes the `.part`'s bytes to disk (`fsync`), for `.system` durability's interval flushes:
+    /// through a second open file, so that the other connections of a segmented download write on
+    /// while it waits (what they write meanwhile may or may not be flushed with it).
+    func sync() throws(DownloadError) {
+        let failure: Int32?
+        do {
+            failure = try reading { $0.sync() }
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            failure = EIO
+        }
+        if let failure { throw DownloadError(kind: .cannotWrite(errno: failure), path: part) }
     }
 
     /// Positions the next write at `offset`.

@@ -91,7 +91,9 @@ extension DownloadManager {
         /// ones resume — with no `fsync` at all (as curl and aria2c). `.system`: also a power loss
         /// or an operating-system crash — each file is synced before it takes its name and its
         /// folder after, and the journal after each add and before each file takes its name (a few
-        /// milliseconds per file). See `Durability`.
+        /// milliseconds per file); a `.part` is also synced every 16 MiB. After a restart of the
+        /// machine a `.part` resumes only what was synced (with `.process`, it starts over). See
+        /// `Durability`.
         public var durability: Durability
         /// Whether items the journal holds as pending (or that were running when the last manager
         /// stopped) start when the manager opens. True (the default): they do. False: they come back

@@ -120,6 +120,7 @@ extension DownloadManager {
             },
             beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) },
             throttle: Throttle(limiter: limiter, item: id),
+            syncInterval: configuration.testHooks.partSyncInterval,
             logger: DownloadLog.logger(configuration.logger, for: start))
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,

@@ -12,6 +12,9 @@ extension DownloadManager {
         /// Asked before each write, sync or rewrite of the journal: an `errno` makes it fail as if
         /// the disk had (ENOSPC, EIO); nil lets it happen.
         var journalFailure: @Sendable () -> Int32? = { nil }
+        /// The bytes a `.part` is written between two flushes with `.system` durability
+        /// (`PartFile.syncInterval`), shorter in a test so that a small file is flushed midway.
+        var partSyncInterval = PartFile.syncInterval
     }
 }
 

@@ -30,6 +30,12 @@ final class Download: @unchecked Sendable {
     var metadata: PartMetadata?
     /// The context the download's body ran in: a traced run's span, under which each request is one.
     let context = ServiceContext.current
+    /// The bytes a `.part` is written between two flushes with `.system` durability.
+    let syncInterval: Int64
+    /// The length of the `.part` the current attempt has written up to.
+    private var written: Int64 = 0
+    /// The bytes written since the `.part` was last flushed (or the current attempt started).
+    private var unsynced: Int64 = 0
 
     init(
         url: URL, destination: URL, part: PartFile, transport: any HTTPTransport, controller: Job<URL>.Controller,
@@ -45,13 +51,45 @@ final class Download: @unchecked Sendable {
         self.controller = controller
         self.durability = durability
         self.hooks = hooks
+        syncInterval = max(hooks?.syncInterval ?? PartFile.syncInterval, 1)
         metadata = part.readMetadata()
     }
 
-    /// The length of the `.part` when it can be resumed, else nil.
-    func resumableLength(blindResume: Bool) -> Int64? {
-        DownloadAttemptStateMachine.resumeOffset(
-            partLength: part.length, metadata: metadata, url: url, item: item, blindResume: blindResume)
+    /// The length of the `.part` that can be resumed, else nil. After a restart of the machine
+    /// (see `PartMetadata.isWrittenInBoot(_:)`) that is the length flushed before it: the `.part`
+    /// is cut to it. Its metadata is then stamped with the running boot (as is an older JobKit's,
+    /// which names none) before any byte is written, so that a later restart is told.
+    func resumableLength(blindResume: Bool) throws(DownloadError) -> Int64? {
+        let length = part.length
+        let restarted = metadata.map { !$0.isWrittenInBoot(part.bootIdentity) } ?? false
+        let offset = DownloadAttemptStateMachine.resumeOffset(
+            partLength: length, metadata: metadata, url: url, item: item, blindResume: blindResume,
+            restarted: restarted)
+        if let offset, let kept = metadata, restarted || kept.boot == nil {
+            if offset < length {
+                hooks?.logger.debug(
+                    "the machine restarted since the .part was written: resuming what was flushed",
+                    metadata: ["download.part_length": "\(length)", "download.resume_offset": "\(offset)"])
+                try part.truncate(to: offset)
+            }
+            try part.writeMetadata(kept)
+        }
+        return offset
+    }
+
+    /// Notes `count` more bytes written by the body; with `.system` durability, flushes the
+    /// `.part` once `syncInterval` bytes were written since the last flush (or the attempt's start)
+    /// and records the flushed length in its metadata. Called on the transport's thread.
+    private func wrote(_ count: Int) throws(DownloadError) {
+        written += Int64(count)
+        guard durability == .system else { return }
+        unsynced += Int64(count)
+        guard unsynced >= syncInterval, var kept = metadata else { return }
+        unsynced = 0
+        try part.sync()
+        kept.synced = written
+        try part.writeMetadata(kept)
+        metadata = kept
     }
 
     /// Requests the file, from `offset` when resuming, and carries out what the attempt's state
@@ -89,6 +127,8 @@ final class Download: @unchecked Sendable {
                     try part.writeMetadata(newMetadata)
                     metadata = newMetadata
                 }
+                written = start
+                unsynced = 0
                 hooks?.began(start, total)
                 return true
             case .startOver:
@@ -100,6 +140,7 @@ final class Download: @unchecked Sendable {
         func receive(_ bytes: UnsafeRawBufferPointer) throws {
             guard case .write(let progress) = try machine.received(bytes) else { return }
             try part.write(bytes)
+            try wrote(bytes.count)
             hooks?.received(bytes.count)
             if let progress { controller.report(progress: progress) }
         }

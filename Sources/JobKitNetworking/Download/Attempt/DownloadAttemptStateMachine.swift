@@ -96,8 +96,14 @@ struct DownloadAttemptStateMachine {
     /// total; it must be the same download's: for the same URL or, for a manager's item (`item`), the
     /// same item, whatever URL it now has (the validator, sent in `If-Range` and checked on the
     /// answer, proves the new URL serves the same bytes).
+    ///
+    /// When the machine may have restarted since the `.part` was written (`restarted`: see
+    /// `PartMetadata.isWrittenInBoot(_:)`), only its flushed length (`PartMetadata.synced`) is
+    /// resumed — the executor cuts the `.part` to it — and a `.part` never flushed starts over:
+    /// its length may cover bytes that read as zeros.
     static func resumeOffset(
-        partLength length: Int64, metadata: PartMetadata?, url: URL, item: UInt64? = nil, blindResume: Bool
+        partLength length: Int64, metadata: PartMetadata?, url: URL, item: UInt64? = nil, blindResume: Bool,
+        restarted: Bool = false
     ) -> Int64? {
         guard length > 0 else { return nil }
         guard let metadata else { return blindResume ? length : nil }
@@ -106,7 +112,9 @@ struct DownloadAttemptStateMachine {
         let same = metadata.url == url.absoluteString || (item != nil && metadata.item == item)
         guard same, metadata.validator != nil || blindResume else { return nil }
         if let total = metadata.total, length > total { return nil }
-        return length
+        guard restarted else { return length }
+        guard let synced = metadata.synced, synced > 0, synced <= length else { return nil }
+        return synced
     }
 
     /// The request's headers: the file as the server keeps it (ranges, lengths and checksums are of

@@ -16,6 +16,30 @@ struct PartMetadata: Codable, Equatable {
     /// fetched from start to end. A `.part` with segments has holes: only a segmented download
     /// resumes it (one connection starts it over).
     var segments: SegmentMap?
+    /// The machine's boot (`BootIdentity`) when the metadata was last written: every byte of the
+    /// `.part` past `synced` was written in it. `PartFile.writeMetadata` sets it, to the empty
+    /// string when the boot could not be read. Nil in the metadata of an older JobKit.
+    var boot: String?
+    /// The length of the `.part` as of its last flush to disk (`fsync`, made with `.system`
+    /// durability every `PartFile.syncInterval` bytes): what survives a power loss whatever the
+    /// kernel had written back. Nil when it was never flushed (or by an older JobKit).
+    var synced: Int64?
+    /// For a segmented download: the map (`segments`) as it was when the `.part` was last flushed
+    /// to disk: the progress that survives a power loss. Nil when it was never flushed.
+    var syncedSegments: SegmentMap?
+
+    /// Whether the bytes of the `.part` past `synced` may be trusted as written, in a machine whose
+    /// running boot is `current`: only when they were written in that same boot (the page cache
+    /// keeps what a killed process wrote). After a restart of the machine (an operating-system
+    /// crash, a power loss) the kernel may have written back a file's later pages and not its
+    /// earlier ones, which then read as zeros under an unchanged size. An unknown boot, either
+    /// side, counts as a restart — except in the metadata of an older JobKit, which names none:
+    /// it is trusted while the running boot can be told, as that JobKit trusted it.
+    func isWrittenInBoot(_ current: String?) -> Bool {
+        guard let current, !current.isEmpty else { return false }
+        guard let boot else { return true }
+        return boot == current
+    }
 
     /// The validator for `If-Range`: the ETag when there is a strong one, else Last-Modified.
     var validator: String? {

@@ -161,4 +161,7 @@ final class DirectoryHandle: DownloadFolder {
         _ = DiskSync.sync(descriptor, path: path)
     }
 
+    /// `BootIdentity.current`.
+    package var bootIdentity: String? { BootIdentity.current }
+
 }

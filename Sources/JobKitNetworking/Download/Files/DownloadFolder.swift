@@ -54,6 +54,12 @@ package protocol DownloadFolder: AnyObject, Sendable {
 
     /// Flushes the folder's entries (a rename in it) to disk; best effort.
     func sync()
+
+    /// The identity of the machine's running boot (`BootIdentity`), read once per process; nil
+    /// when it cannot be read. A `.part` whose metadata names another boot may have lost bytes that
+    /// were never flushed (a power loss, an operating-system crash). A test's file system changes
+    /// it at each simulated power loss.
+    var bootIdentity: String? { get }
 }
 
 extension DownloadFolder {

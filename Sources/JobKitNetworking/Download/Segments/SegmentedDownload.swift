@@ -22,6 +22,11 @@ import JobKit
 ///   map kept for the resume the manager's retry makes). The other connections are cancelled.
 /// - The map is written (atomically, beside the `.part`) after each `persistInterval` bytes and each
 ///   finished segment; it never claims a byte before it is written.
+/// - With `.system` durability the `.part` is flushed to disk after each `PartFile.syncInterval`
+///   bytes (of all connections), and the map as it was just before the flush is kept beside the
+///   current one (`PartMetadata.syncedSegments`). After a restart of the machine (see
+///   `PartMetadata.isWrittenInBoot(_:)`) only that flushed progress is resumed; a `.part` never
+///   flushed starts over.
 ///
 /// Connections' callbacks run on the transport's threads, several at once: the state is behind a
 /// lock, taken only to decide; writes, the map's file and the transfers' cancellation happen outside
@@ -43,6 +48,9 @@ final class SegmentedDownload: Sendable {
         var handles: [JobHandle] = []
         var running = 0
         var sincePersist: Int64 = 0
+        var sinceSync: Int64 = 0
+        var lastSyncTicket: UInt64 = 0
+        var recordedSyncTicket: UInt64 = 0
         var lastTicket: UInt64 = 0
         var persistedTicket: UInt64 = 0
         var reportedPermille: Int64 = -1
@@ -67,7 +75,7 @@ final class SegmentedDownload: Sendable {
             }
             for handle in handles { handle.cancel() }
         }
-        if let metadata = resumable(download.metadata, partLength: part.length), let map = metadata.segments {
+        if let metadata = try resumable(download.metadata, partLength: part.length), let map = metadata.segments {
             state.withLock {
                 $0.phase = .running
                 $0.metadata = metadata
@@ -84,13 +92,31 @@ final class SegmentedDownload: Sendable {
         }
     }
 
-    /// The metadata when it holds a map this download may resume; nil: start over.
-    private func resumable(_ metadata: PartMetadata?, partLength: Int64) -> PartMetadata? {
-        guard let metadata, let map = metadata.segments, metadata.validator != nil, metadata.total == map.length,
+    /// The metadata when it holds a map this download may resume; nil: start over. After a restart
+    /// of the machine that is the map as of the last flush. Either way, metadata that names another
+    /// boot, or none (an older JobKit's), is written again beside the `.part` (stamped with the
+    /// running boot) before any byte is, so that a later restart is told.
+    private func resumable(_ found: PartMetadata?, partLength: Int64) throws(DownloadError) -> PartMetadata? {
+        guard var metadata = found, metadata.segments != nil else { return nil }
+        let restarted = !metadata.isWrittenInBoot(download.part.bootIdentity)
+        if restarted {
+            guard let synced = metadata.syncedSegments, synced.length == metadata.segments?.length else { return nil }
+            metadata.segments = synced
+        }
+        guard let map = metadata.segments, metadata.validator != nil, metadata.total == map.length,
             metadata.url == download.url.absoluteString || (download.item != nil && metadata.item == download.item),
             partLength <= map.length,
             map.segments.allSatisfy({ $0.done == 0 || $0.start + $0.done <= partLength })
         else { return nil }
+        if restarted || metadata.boot == nil {
+            if restarted {
+                download.hooks?.logger.debug(
+                    "the machine restarted since the .part was written: resuming what was flushed",
+                    metadata: ["download.resume_bytes": "\(map.doneBytes)"])
+            }
+            try download.part.writeMetadata(metadata)
+            download.metadata = metadata
+        }
         return metadata
     }
 
@@ -240,24 +266,62 @@ final class SegmentedDownload: Sendable {
             UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: writer.position,
             unless: { state.withLock { $0.phase != .running } })
         writer.position += Int64(count)
-        let (persist, progress) = state.withLock { state -> (PartMetadata?, Double?) in
+        let syncs = download.durability == .system
+        let syncInterval = download.syncInterval
+        let (persist, progress, sync) = state.withLock { state -> (PartMetadata?, Double?, PendingSync?) in
             guard state.phase == .running, var metadata = state.metadata,
                 metadata.segments?.record(Int64(count), in: writer.index) == true
-            else { return (nil, nil) }
+            else { return (nil, nil, nil) }
             state.metadata = metadata
             state.sincePersist += Int64(count)
             let map = metadata.segments!
             let permille = map.doneBytes * 1000 / map.length
             let progress = permille == state.reportedPermille ? nil : Double(map.doneBytes) / Double(map.length)
             state.reportedPermille = permille
-            guard state.sincePersist >= Self.persistInterval else { return (nil, progress) }
+            var sync: PendingSync?
+            if syncs {
+                state.sinceSync += Int64(count)
+                if state.sinceSync >= syncInterval {
+                    // Every byte this map claims was written before it is taken: the flush covers them.
+                    state.sinceSync = 0
+                    state.lastSyncTicket += 1
+                    sync = PendingSync(map: map, ticket: state.lastSyncTicket)
+                }
+            }
+            guard state.sincePersist >= Self.persistInterval else { return (nil, progress, sync) }
             state.sincePersist = 0
-            return (metadata, progress)
+            return (metadata, progress, sync)
         }
         download.hooks?.received(count)
         if let progress { download.controller.report(progress: progress) }
-        if let persist { persistMap(persist) }
+        var recorded: PartMetadata?
+        if let sync {
+            try download.part.sync()
+            recorded = recordSync(sync)
+        }
+        if let map = recorded ?? persist { persistMap(map) }
         if done, writer.stopsAtEnd { throw SegmentWriter.Finished() }
+    }
+
+    /// A flush of the `.part` decided by a write: the map as it was just before it.
+    private struct PendingSync {
+        var map: SegmentMap
+        var ticket: UInt64
+    }
+
+    /// Records the map of a finished flush as the flushed progress, unless a later flush's is
+    /// recorded already or the split stopped: the metadata to write, or nil.
+    private func recordSync(_ sync: PendingSync) -> PartMetadata? {
+        state.withLock { state -> PartMetadata? in
+            guard state.phase == .running, sync.ticket > state.recordedSyncTicket, var metadata = state.metadata else {
+                return nil
+            }
+            state.recordedSyncTicket = sync.ticket
+            metadata.syncedSegments = sync.map
+            state.metadata = metadata
+            state.sincePersist = 0
+            return metadata
+        }
     }
 
     /// Writes the map beside the `.part`, unless a newer one was written or the split stopped.

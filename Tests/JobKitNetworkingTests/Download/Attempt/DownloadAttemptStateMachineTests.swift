@@ -65,6 +65,22 @@ import Testing
         #expect(offset(40, noValidator) == nil && offset(40, noValidator, blind: true) == 40)
     }
 
+    @Test func afterARestartOnlyTheFlushedLengthIsResumed() {
+        func offset(_ length: Int64, synced: Int64?, blind: Bool = false) -> Int64? {
+            var metadata = strong
+            metadata.synced = synced
+            return DownloadAttemptStateMachine.resumeOffset(
+                partLength: length, metadata: metadata, url: url, blindResume: blind, restarted: true)
+        }
+        #expect(offset(40, synced: 16) == 16)
+        #expect(offset(40, synced: 40) == 40)
+        #expect(offset(40, synced: nil) == nil, "never flushed: start over")
+        #expect(offset(40, synced: nil, blind: true) == nil, "a blind resume trusts the validator, not holes")
+        #expect(offset(40, synced: 0) == nil)
+        #expect(offset(10, synced: 16) == nil, "shorter than what was flushed: not the flushed .part")
+        #expect(offset(0, synced: 16) == nil)
+    }
+
     @Test func aManagersPartIsTheItemsWhateverURLItNowHasButStillNeedsTheValidator() {
         let moved = URL(string: "http://cdn.example/a.bin?signature=new")!
         func offset(_ metadata: PartMetadata, item: UInt64?) -> Int64? {

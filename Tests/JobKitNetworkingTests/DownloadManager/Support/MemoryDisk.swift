@@ -53,6 +53,13 @@ struct MemoryDisk: Sendable {
     private var handles: [Int: Handle] = [:]
     /// Bumped by each crash: folders opened before it are dead.
     private(set) var epoch = 0
+    /// The machine's boots: a power loss starts the next one.
+    private var boots = 1
+    /// The boot identity a folder tells (`DownloadFolder.bootIdentity`): one per boot, or nil
+    /// while `bootIdentityReadable` is false.
+    var bootIdentity: String? { bootIdentityReadable ? "memory-boot-\(boots)" : nil }
+    /// Whether the boot identity can be read (a `/proc` not mounted, a sandbox: false).
+    var bootIdentityReadable = true
     private var nextID = 1
     var faults: [MemoryFault] = []
 
@@ -65,9 +72,10 @@ struct MemoryDisk: Sendable {
         for id in inodes.keys { inodes[id]!.lock = nil }
     }
 
-    /// The power goes: as `kill`, and what was not made durable is lost.
+    /// The power goes: as `kill`, and what was not made durable is lost; the machine boots again.
     mutating func powerLoss() {
         kill()
+        boots += 1
         for id in inodes.keys { inodes[id]!.data = inodes[id]!.durable }
         for path in folders.keys { folders[path]!.entries = folders[path]!.durable }
     }

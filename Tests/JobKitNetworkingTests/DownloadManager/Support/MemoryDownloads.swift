@@ -43,10 +43,11 @@ struct MemoryDownloads {
     }
 
     /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`; restored
-    /// items start unless `startsRestored` is false (they wait to be added again).
+    /// items start unless `startsRestored` is false (they wait to be added again). With
+    /// `syncInterval`, a `.part` is flushed every that many bytes with `.system` durability.
     func open(
         durability: Durability = .process, retries: Bool = false, startsRestored: Bool = true,
-        log: UpdateLog = UpdateLog()
+        syncInterval: Int64? = nil, log: UpdateLog = UpdateLog()
     ) throws -> DownloadManager {
         var configuration = testConfiguration(
             log, retry: retries ? DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.seconds(10))) : .none)
@@ -55,11 +56,17 @@ struct MemoryDownloads {
         configuration.fileSystem = disk
         configuration.durability = durability
         configuration.startsRestoredItems = startsRestored
+        if let syncInterval { configuration.testHooks.partSyncInterval = syncInterval }
         return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
     }
 
     /// The bytes of `name` in the manager's directory; nil when there is no such file.
     func contents(of name: String) -> Data? { disk.contents(of: name, in: folder.path) }
+
+    /// The metadata beside the `.part` of `name`, as written; nil when there is none.
+    func metadata(of name: String = "big.bin") -> PartMetadata? {
+        contents(of: name + ".part.meta").flatMap { try? JSONDecoder().decode(PartMetadata.self, from: $0) }
+    }
 
     /// The names in the manager's directory.
     var names: [String] { disk.names(in: folder.path) }

@@ -10,7 +10,9 @@ import JobKit
 /// - `kill()`: the process dies. Everything written stays; open files and their locks are gone, and
 ///   the folders and files the dead process had open fail every call after it.
 /// - `powerLoss()`: as `kill()`, and what was not made durable is lost: a file's bytes written since
-///   its last `fsync`, a folder's renames, unlinks and new files since its last sync.
+///   its last `fsync`, a folder's renames, unlinks and new files since its last sync. The machine
+///   boots again: its boot identity (`DownloadFolder.bootIdentity`) changes.
+/// - `reboot()`: a clean restart of the machine: everything is written back, then as `powerLoss()`.
 /// - `writeBack(files:folders:)`: the kernel wrote back what it held (it does so every few seconds
 ///   by itself), so a later power loss keeps it.
 /// - `fail(_:name:with:skipping:)`, `plant(_:named:before:of:)`: faults on the next matching operation.
@@ -45,6 +47,24 @@ final class MemoryFileSystem: DownloadFileSystem {
 
     /// The power goes: as `kill()`, and what was not made durable is lost.
     func powerLoss() { disk.withLock { $0.powerLoss() } }
+
+    /// The machine restarts cleanly: everything written reaches the disk, the process dies and the
+    /// boot identity changes.
+    func reboot() {
+        disk.withLock {
+            $0.writeBack(files: true, folders: true)
+            $0.powerLoss()
+        }
+    }
+
+    /// Whether the boot identity can be read (default true): false makes every folder tell none.
+    var bootIdentityReadable: Bool {
+        get { disk.withLock { $0.bootIdentityReadable } }
+        set { disk.withLock { $0.bootIdentityReadable = newValue } }
+    }
+
+    /// The boot identity the folders tell now.
+    var bootIdentity: String? { disk.withLock { $0.bootIdentity } }
 
     /// The kernel writes back file bytes (`files`) and folder entries (`folders`) it holds.
     func writeBack(files: Bool = true, folders: Bool = true) {

@@ -91,4 +91,8 @@ final class MemoryFolder: DownloadFolder {
             return .success(())
         }
     }
+
+    var bootIdentity: String? {
+        disk.withLock { $0.bootIdentity }
+    }
 }
