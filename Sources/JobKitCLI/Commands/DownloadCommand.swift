@@ -103,8 +103,9 @@ struct DownloadCommand: AsyncParsableCommand {
             "Fetch each file over up to this many connections, 1 to 16 (aria2's flag; an input file's split= "
                 + "sets one file's): when its server gives its length, accepts ranges and has a strong ETag or a "
                 + "Last-Modified date, the file is split into ranges fetched in parallel (none under 1 MiB), each "
-                + "resumed where it stopped after Ctrl-C or kill -9. Each connection counts against -j. A range "
-                + "answered for another version starts the file over on one connection.",
+                + "resumed where it stopped after Ctrl-C or kill -9. Each connection counts against -j while it is "
+                + "used: a file not split holds one. A range answered for another version starts the file over on "
+                + "one connection.",
             valueName: "n"))
     var maxConnectionPerServer = 1
 

@@ -14,6 +14,13 @@ struct DownloadHooks: Sendable {
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
     var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
+    /// A split download opens at most this many connections from now on (it does not split, splits
+    /// into fewer ranges, or a range finished): the owner may give the rest of its slots to others.
+    /// Only ever lower within an attempt; called on the transport's thread, any number of times.
+    var connectionsUsed: @Sendable (_ count: Int) -> Void = { _ in }
+    /// The most connections a split may open when it starts (the slots its owner still holds);
+    /// nil: the `connections` it was made with.
+    var connectionsAllowed: @Sendable () -> Int? = { nil }
     /// The speed limits the body is read at (through AsyncHTTPClient); nil: none.
     var throttle: Throttle?
     /// The bytes a `.part` is written between two flushes with `.system` durability

@@ -119,6 +119,13 @@ extension DownloadManager {
                 }
             },
             beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) },
+            connectionsUsed: { [self] count in
+                perform(
+                    state.withLock {
+                        $0.connectionsUsed(id, generation: generation, count: count, now: now())
+                    })
+            },
+            connectionsAllowed: { [self] in state.withLock { $0.connections(of: id, generation: generation) } },
             throttle: Throttle(limiter: limiter, item: id),
             syncInterval: configuration.testHooks.partSyncInterval,
             logger: DownloadLog.logger(configuration.logger, for: start))

@@ -20,6 +20,10 @@ import JobKit
 /// - A segment answered otherwise than `SegmentAnswer.accept` says starts the file over on one
 ///   connection; a transport error or an error status on any connection fails the download (its
 ///   map kept for the resume the manager's retry makes). The other connections are cancelled.
+/// - It tells its owner (`DownloadHooks.connectionsUsed`) how many connections it opens from now
+///   on, as soon as it knows: one when it does not split or falls back, the ranges' count when it
+///   splits into fewer than `connections`, the ranges left when one finishes while others go on. A
+///   split opens at most `DownloadHooks.connectionsAllowed`.
 /// - The map is written (atomically, beside the `.part`) after each `persistInterval` bytes and each
 ///   finished segment; it never claims a byte before it is written.
 /// - With `.system` durability the `.part` is flushed to disk after each `PartFile.syncInterval`
@@ -82,6 +86,7 @@ final class SegmentedDownload: Sendable {
             }
             download.hooks?.began(map.doneBytes, map.length)
             let missing = map.missing
+            download.hooks?.connectionsUsed(missing.count)
             guard !missing.isEmpty else { return finishIfDone(force: true) }
             state.withLock { $0.running = missing.count }
             for (index, range) in missing { connect(segment: index, range: range, probe: false, metadata: metadata) }
@@ -127,6 +132,8 @@ final class SegmentedDownload: Sendable {
         request.setValue("bytes=0-", forHTTPHeaderField: "Range")
         var fallsBack = false
         var connection: SegmentWriter?
+        // Fewer when the owner gave back slots since (a retry after a fallback to one connection).
+        let connections = min(connections, download.hooks?.connectionsAllowed() ?? connections)
         /// The one-connection attempt that took over a response of the whole file (not split).
         var single: TransferHandler?
         handler.onResponse = { [self] response in
@@ -138,6 +145,8 @@ final class SegmentedDownload: Sendable {
                     length: metadata.total ?? 0, into: connections, minimumSize: Self.minimumSegmentSize),
                 map.segments.count > 1
             else {
+                // One connection from here, whatever comes: the owner may give the other slots away.
+                download.hooks?.connectionsUsed(1)
                 // A file too short to split, answered whole: one connection writes it from here, with
                 // no second request (the `.part` is empty: a range from byte 0 is a start).
                 if SegmentAnswer.isWholeFile(status: response.statusCode, headers: headers) {
@@ -157,6 +166,7 @@ final class SegmentedDownload: Sendable {
                 $0.metadata = metadata
                 $0.running = map.segments.count
             }
+            download.hooks?.connectionsUsed(map.segments.count)
             download.hooks?.began(0, map.length)
             connection = SegmentWriter(index: 0, range: first.start..<first.end, stopsAtEnd: true)
             for index in 1..<map.segments.count {
@@ -343,12 +353,15 @@ final class SegmentedDownload: Sendable {
     private func ended(_ ending: SegmentWriter.Ending) {
         enum Action {
             case none, finalize(PartMetadata), stop([JobHandle], then: SegmentWriter.Ending, PartMetadata?)
+            /// A segment finished while others go on: this many connections are left.
+            case using(Int)
         }
         let action = state.withLock { state -> Action in
             guard state.phase != .stopped else { return .none }
             switch ending {
             case .finished:
                 state.running -= 1
+                if state.running > 0 { return .using(state.running) }
                 guard state.running == 0, let metadata = state.metadata else { return .none }
                 state.phase = .stopped
                 return .finalize(metadata)
@@ -359,6 +372,7 @@ final class SegmentedDownload: Sendable {
         }
         switch action {
         case .none: break
+        case .using(let count): download.hooks?.connectionsUsed(count)
         case .finalize(let metadata):
             guard metadata.segments?.isComplete == true else {
                 return download.end(
@@ -377,6 +391,7 @@ final class SegmentedDownload: Sendable {
             do {
                 try download.part.truncate()
                 download.metadata = nil
+                download.hooks?.connectionsUsed(1)
                 download.controller.queue.async { self.download.attempt(resumingAt: nil) }
             } catch {
                 download.end(.failure(error))

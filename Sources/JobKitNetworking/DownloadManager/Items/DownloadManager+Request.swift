@@ -44,8 +44,13 @@ extension DownloadManager {
         ///
         /// Each connection is one of `Configuration.maxConcurrent` and `maxPerHost`'s slots: the
         /// item takes as many as are free when it starts, up to `connections`, at least one (it
-        /// never waits for more), and frees them all when its run ends. A `.part` split by an
-        /// earlier run and resumed with `connections` 1 starts over. Not kept in the journal.
+        /// never waits for more), and holds only those it uses. As soon as its run learns that it
+        /// opens fewer — the file is not split (too short to split, no ranges, no length or no
+        /// validator, content-coded), falls back to one connection, is split into fewer ranges than
+        /// slots, or a range finishes while others go on — it gives the rest back at once, and
+        /// pending items start in them; it frees what it kept when its run ends. A retry of the run
+        /// splits into at most the slots it kept. A `.part` split by an earlier run and resumed
+        /// with `connections` 1 starts over. Not kept in the journal.
         public var connections: Int
 
         /// A request for `url`, under `name` (nil: the URL's last path component).

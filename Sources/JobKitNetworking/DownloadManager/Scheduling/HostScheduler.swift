@@ -79,6 +79,12 @@ struct HostScheduler {
         if runningByHost[host] == 0 { runningByHost[host] = nil }
     }
 
+    /// A run of `host` gives back `slots` of the slots it holds (it opens fewer connections than it
+    /// took) and keeps the rest: they are free for the next `claimNext`. Its end frees the rest.
+    mutating func runGaveBack(host: String, slots: Int) {
+        runEnded(host: host, slots: slots)
+    }
+
     /// A run of `host` stopped by closing counts as pending again, unqueued: nothing starts any more.
     mutating func runStoppedByClose(host: String, slots: Int = 1) {
         runEnded(host: host, slots: slots)
@@ -91,7 +97,7 @@ struct HostScheduler {
     ///
     /// An item that `connections` says wants several connections takes as many slots as are free,
     /// up to that many, at least one (in the total and on its host): `slots` says how many, the
-    /// connections its run may open; `runEnded` frees them all.
+    /// connections its run may open; `runGaveBack` frees those it does not use, `runEnded` the rest.
     mutating func claimNext(
         isBlocked: (ItemID) -> Bool, connections: (ItemID) -> Int = { _ in 1 }
     ) -> (id: ItemID, host: String, slots: Int)? {

@@ -27,7 +27,8 @@ extension DownloadManagerStateMachine {
         var generation: UInt64
         var handle: Handle?
         var verifying = false
-        /// The scheduler's slots it holds: the connections it may open (`HostScheduler.claimNext`).
+        /// The scheduler's slots it holds: the connections it may open (`HostScheduler.claimNext`),
+        /// fewer once its download said it uses fewer (`connectionsUsed`).
         var slots = 1
         /// Its download ended refused (401, 403, 410) and the URL refresher is being asked: it holds
         /// its slot but no file, so stopping it frees the name at once (and drops the answer).

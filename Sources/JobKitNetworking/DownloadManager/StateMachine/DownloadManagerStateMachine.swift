@@ -144,6 +144,29 @@ struct DownloadManagerStateMachine<Handle> {
         return outbox.note(.changed(item(id, now: now)))
     }
 
+    /// Run `generation` opens at most `count` connections from now on (at least one counts): it
+    /// keeps that many of its slots and gives back the rest, and pending items start in them. Its
+    /// slots only go down: a count at or above them, or from a stale run, changes nothing.
+    mutating func connectionsUsed(_ id: ItemID, generation: UInt64, count: Int, now: UInt64) -> Actions {
+        guard let entry = items[id], case .running(var run) = entry.phase, run.generation == generation else {
+            return Actions()
+        }
+        let kept = max(count, 1)
+        guard kept < run.slots else { return Actions() }
+        scheduler.runGaveBack(host: entry.host, slots: run.slots - kept)
+        run.slots = kept
+        items.update(id) { $0.phase = .running(run) }
+        var actions = Actions()
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// The connections run `generation` may open: the slots it holds; nil for a stale run.
+    func connections(of id: ItemID, generation: UInt64) -> Int? {
+        guard case .running(let run) = items[id]?.phase, run.generation == generation else { return nil }
+        return run.slots
+    }
+
     /// Run `generation`'s `.part` of `size` bytes is about to be renamed to the name: records that the
     /// file will be the manager's. False when the run is no longer wanted (do not rename).
     mutating func finishing(_ id: ItemID, generation: UInt64, size: Int64) -> Bool {

@@ -38,6 +38,27 @@ import Testing
         #expect(scheduler.activeCount == 0 && scheduler.running(on: "a") == 0)
     }
 
+    @Test func aRunThatGivesBackSlotsMakesRoomAndItsEndFreesTheRest() {
+        var scheduler = HostScheduler(limit: 4, perHost: 3)
+        for raw: UInt64 in 1...3 { scheduler.enqueue(id(raw), host: raw == 3 ? "b" : "a") }
+        let first = scheduler.claimNext(isBlocked: { _ in false }, connections: { _ in 4 })
+        #expect(first?.slots == 3, "its host's limit")
+        let second = scheduler.claimNext(isBlocked: { _ in false }, connections: { _ in 4 })
+        #expect(second?.id == id(3) && second?.slots == 1, "the total's last slot")
+        #expect(scheduler.claimNext(isBlocked: { _ in false }, connections: { _ in 4 }) == nil)
+
+        scheduler.runGaveBack(host: "a", slots: 2)
+        #expect(scheduler.runningCount == 2 && scheduler.running(on: "a") == 1)
+        let third = scheduler.claimNext(isBlocked: { _ in false }, connections: { _ in 4 })
+        #expect(third?.id == id(2) && third?.slots == 2)
+        #expect(scheduler.runningCount == 4 && scheduler.running(on: "a") == 3)
+
+        scheduler.runEnded(host: "a", slots: 1)
+        scheduler.runEnded(host: "b", slots: 1)
+        scheduler.runEnded(host: "a", slots: 2)
+        #expect(scheduler.activeCount == 0 && scheduler.running(on: "a") == 0 && scheduler.running(on: "b") == 0)
+    }
+
     @Test func manyItemsStartInTicketOrderAcrossHosts() {
         var scheduler = HostScheduler(limit: .max, perHost: nil)
         let count: UInt64 = 200_000

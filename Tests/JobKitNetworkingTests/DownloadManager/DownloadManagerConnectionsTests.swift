@@ -1,0 +1,90 @@
+import Foundation
+import JobKit
+import JobKitTestSupport
+import JobKitTesting
+import Testing
+
+@testable import JobKitNetworking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An item's connections as the manager's slots, end to end on a transport that holds bodies until
+/// enough transfers run at once: an item keeps only the slots its download uses.
+@Suite struct DownloadManagerConnectionsTests {
+    private func manager(_ transport: GatedTransport, folder: URL, maxConcurrent: Int) throws -> DownloadManager {
+        let log = UpdateLog()
+        var configuration = testConfiguration(log, maxConcurrent: maxConcurrent)
+        configuration.scheduler = TestScheduler()
+        configuration.httpTransport = transport
+        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+    }
+
+    /// The answer of a server with ranges (a strong ETag) or without: a `206` of the range asked
+    /// (`bytes=A-` or `bytes=A-B`), or the whole file with a `200`.
+    private static func answer(_ request: URLRequest, body: Data, ranges: Bool) -> ScriptedTransport.Answer {
+        guard ranges, let range = request.value(forHTTPHeaderField: "Range") else {
+            return .init(status: 200, body: body)
+        }
+        let bounds = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        let start = Int(bounds[0]) ?? 0
+        let end = bounds.count > 1 ? Int(bounds[1]) ?? body.count - 1 : body.count - 1
+        return .init(
+            status: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(body.count)"],
+            body: body.subdata(in: start..<end + 1))
+    }
+
+    /// With `maxConcurrent` 4 and 4 connections each, four files too short to split run at once:
+    /// each gives back the three slots it does not use as soon as its first answer says so — a
+    /// range of the whole file, or a server without ranges.
+    @Test(arguments: [true, false]) func unsplittableFilesGiveBackTheirSlotsAndRunAtOnce(ranges: Bool) async throws {
+        let bodies = (0..<4).map { pattern(100_000, seed: $0 + 1) }
+        let transport = GatedTransport(opensAt: 4) { request in
+            let index = Int(request.url!.lastPathComponent.dropFirst("f".count))!
+            return Self.answer(request, body: bodies[index], ranges: ranges)
+        }
+        let folder = try scratchFolder()
+        let manager = try manager(transport, folder: folder, maxConcurrent: 4)
+        defer { manager.close() }
+        try manager.add(
+            contentsOf: (0..<4).map {
+                DownloadManager.Request(url: URL(string: "http://scripted.test/f\($0)")!, connections: 4)
+            })
+
+        await eventually("four transfers wait for their bodies at once") { transport.isOpen }
+        transport.open()  // Failed: the rest may go on.
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.count == 4)
+        for (index, body) in bodies.enumerated() {
+            #expect(try Data(contentsOf: folder.appendingPathComponent("f\(index)")) == body)
+        }
+    }
+
+    /// A file split into 4 ranges keeps the 4 slots it took while they run: a pending item waits
+    /// until a range has finished.
+    @Test func aFourRangeSplitKeepsItsFourSlots() async throws {
+        let big = largePattern(4 << 20, seed: 7)
+        let small = pattern(50_000, seed: 3)
+        let transport = GatedTransport(opensAt: 4) { request in
+            Self.answer(request, body: request.url!.lastPathComponent == "big" ? big : small, ranges: true)
+        }
+        let folder = try scratchFolder()
+        let manager = try manager(transport, folder: folder, maxConcurrent: 4)
+        defer { manager.close() }
+        try manager.add(
+            contentsOf: ["big", "small"].map {
+                DownloadManager.Request(url: URL(string: "http://scripted.test/\($0)")!, connections: 4)
+            })
+
+        await eventually("the four ranges wait for their bodies") { transport.isOpen }
+        transport.open()
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.count == 2)
+        let paths = transport.requests.map { $0.url!.lastPathComponent }
+        #expect(paths.prefix(4) == ["big", "big", "big", "big"], "the split's four connections ran first")
+        #expect(paths.last == "small", "the small file started in a slot a finished range gave back")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("big")) == big)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("small")) == small)
+    }
+}
