@@ -87,4 +87,28 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("big")) == big)
         #expect(try Data(contentsOf: folder.appendingPathComponent("small")) == small)
     }
+
+    /// A split resumed with fewer slots than ranges left opens no more connections than it holds:
+    /// the other ranges wait for one to finish, and the file ends byte-exact.
+    @Test func aResumedSplitOpensNoMoreConnectionsThanItsSlots() async throws {
+        let big = largePattern(4 << 20, seed: 11)
+        let transport = GatedTransport(opensAt: 5) { request in Self.answer(request, body: big, ranges: true) }
+        let folder = try scratchFolder()
+        let manager = try manager(transport, folder: folder, maxConcurrent: 4)
+        defer { manager.close() }
+        let id = try manager.add(contentsOf: [
+            DownloadManager.Request(url: URL(string: "http://scripted.test/big")!, connections: 4)
+        ])[0]
+        await eventually("the split's four connections wait for their bodies") { transport.requests.count == 4 }
+
+        try manager.suspend(id)
+        manager.setMaxConcurrent(2)
+        try manager.resume(id)
+        transport.open()
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.count == 1)
+        #expect(transport.requests.count == 8, "the four ranges asked again")
+        #expect(transport.mostAtOnce(from: 4) == 2, "no more connections than the two slots")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("big")) == big)
+    }
 }

@@ -27,6 +27,8 @@ final class GatedTransport: HTTPTransport, Sendable {
     private let script: @Sendable (URLRequest) -> ScriptedTransport.Answer
     private let log = LockedBox<[URLRequest]>.make([])
     private let gate = LockedBox<Gate>.make(Gate())
+    /// Each transfer's start and end, by its request's index, in order.
+    private let timeline = LockedBox<[(request: Int, starts: Bool)]>.make([])
 
     /// Holds bodies until `opensAt` requests wait for theirs; answers each request with `script`.
     init(opensAt: Int, _ script: @escaping @Sendable (_ request: URLRequest) -> ScriptedTransport.Answer) {
@@ -36,6 +38,17 @@ final class GatedTransport: HTTPTransport, Sendable {
 
     /// The requests so far, in order.
     var requests: [URLRequest] { log.withLock { $0 } }
+
+    /// The most transfers that ran at once among the requests from index `first` on.
+    func mostAtOnce(from first: Int) -> Int {
+        var running = 0
+        var most = 0
+        for event in timeline.withLock({ $0 }) where event.request >= first {
+            running += event.starts ? 1 : -1
+            most = max(most, running)
+        }
+        return most
+    }
 
     /// Whether `opensAt` requests waited for their bodies at once.
     var isOpen: Bool { gate.withLock { $0.isOpen } }
@@ -54,7 +67,16 @@ final class GatedTransport: HTTPTransport, Sendable {
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
         context: ServiceContext?, logger: Logger?, throttle: Throttle?
     ) {
-        log.withLock { $0.append(request) }
+        let index = log.withLock { log in
+            log.append(request)
+            return log.count - 1
+        }
+        timeline.withLock { $0.append((index, true)) }
+        let complete = handler.onComplete
+        handler.onComplete = { [timeline] response, error in
+            timeline.withLock { $0.append((index, false)) }
+            complete(response, error)
+        }
         let answer = script(request)
         let cancelled = LockedBox<Bool>.make(false)
         controller.onCancel { cancelled.withLock { $0 = true } }

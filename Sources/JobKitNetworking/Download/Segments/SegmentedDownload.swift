@@ -42,27 +42,9 @@ final class SegmentedDownload: Sendable {
     /// The bytes written between two writes of the map (and at each segment's end).
     static let persistInterval: Int64 = 1 << 20
 
-    private enum Phase {
-        case probing, running, stopped
-    }
-
-    private struct State {
-        var phase = Phase.probing
-        var metadata: PartMetadata?
-        var handles: [JobHandle] = []
-        var running = 0
-        var sincePersist: Int64 = 0
-        var sinceSync: Int64 = 0
-        var lastSyncTicket: UInt64 = 0
-        var recordedSyncTicket: UInt64 = 0
-        var lastTicket: UInt64 = 0
-        var persistedTicket: UInt64 = 0
-        var reportedPermille: Int64 = -1
-    }
-
     private let download: Download
     private let connections: Int
-    private let state = LockedBox<State>.make(State())
+    private let state = LockedBox<SplitState>.make(SplitState())
 
     init(_ download: Download, connections: Int) {
         self.download = download
@@ -86,10 +68,17 @@ final class SegmentedDownload: Sendable {
             }
             download.hooks?.began(map.doneBytes, map.length)
             let missing = map.missing
-            download.hooks?.connectionsUsed(missing.count)
             guard !missing.isEmpty else { return finishIfDone(force: true) }
-            state.withLock { $0.running = missing.count }
-            for (index, range) in missing { connect(segment: index, range: range, probe: false, metadata: metadata) }
+            // No more connections than the run holds slots: the other ranges wait for one to finish.
+            let opened = max(1, min(connections, download.hooks?.connectionsAllowed() ?? connections))
+            download.hooks?.connectionsUsed(min(opened, missing.count))
+            state.withLock {
+                $0.running = missing.count
+                $0.waiting = Array(missing.dropFirst(opened))
+            }
+            for (index, range) in missing.prefix(opened) {
+                connect(segment: index, range: range, probe: false, metadata: metadata)
+            }
         } else {
             try part.truncate()
             download.metadata = nil
@@ -97,27 +86,21 @@ final class SegmentedDownload: Sendable {
         }
     }
 
-    /// The metadata when it holds a map this download may resume; nil: start over. After a restart
-    /// of the machine that is the map as of the last flush. Either way, metadata that names another
-    /// boot, or none (an older JobKit's), is written again beside the `.part` (stamped with the
-    /// running boot) before any byte is, so that a later restart is told.
+    /// The metadata when it holds a map this download may resume (`PartMetadata.resumableSplit`); nil:
+    /// start over. Metadata that names another boot, or none (an older JobKit's), is written again
+    /// beside the `.part` (stamped with the running boot) before any byte is, so that a later restart
+    /// is told.
     private func resumable(_ found: PartMetadata?, partLength: Int64) throws(DownloadError) -> PartMetadata? {
-        guard var metadata = found, metadata.segments != nil else { return nil }
-        let restarted = !metadata.isWrittenInBoot(download.part.bootIdentity)
-        if restarted {
-            guard let synced = metadata.syncedSegments, synced.length == metadata.segments?.length else { return nil }
-            metadata.segments = synced
-        }
-        guard let map = metadata.segments, metadata.validator != nil, metadata.total == map.length,
-            metadata.url == download.url.absoluteString || (download.item != nil && metadata.item == download.item),
-            partLength <= map.length,
-            map.segments.allSatisfy({ $0.done == 0 || $0.start + $0.done <= partLength })
+        let boot = download.part.bootIdentity
+        guard
+            let (metadata, rewrite) = found?.resumableSplit(
+                boot: boot, url: download.url, item: download.item, partLength: partLength)
         else { return nil }
-        if restarted || metadata.boot == nil {
-            if restarted {
+        if rewrite {
+            if !(found?.isWrittenInBoot(boot) ?? true) {
                 download.hooks?.logger.debug(
                     "the machine restarted since the .part was written: resuming what was flushed",
-                    metadata: ["download.resume_bytes": "\(map.doneBytes)"])
+                    metadata: ["download.resume_bytes": "\(metadata.segments?.doneBytes ?? 0)"])
             }
             try download.part.writeMetadata(metadata)
             download.metadata = metadata
@@ -276,77 +259,26 @@ final class SegmentedDownload: Sendable {
             UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: writer.position,
             unless: { state.withLock { $0.phase != .running } })
         writer.position += Int64(count)
-        let syncs = download.durability == .system
-        let syncInterval = download.syncInterval
-        let (persist, progress, sync) = state.withLock { state -> (PartMetadata?, Double?, PendingSync?) in
-            guard state.phase == .running, var metadata = state.metadata,
-                metadata.segments?.record(Int64(count), in: writer.index) == true
-            else { return (nil, nil, nil) }
-            state.metadata = metadata
-            state.sincePersist += Int64(count)
-            let map = metadata.segments!
-            let permille = map.doneBytes * 1000 / map.length
-            let progress = permille == state.reportedPermille ? nil : Double(map.doneBytes) / Double(map.length)
-            state.reportedPermille = permille
-            var sync: PendingSync?
-            if syncs {
-                state.sinceSync += Int64(count)
-                if state.sinceSync >= syncInterval {
-                    // Every byte this map claims was written before it is taken: the flush covers them.
-                    state.sinceSync = 0
-                    state.lastSyncTicket += 1
-                    sync = PendingSync(map: map, ticket: state.lastSyncTicket)
-                }
-            }
-            guard state.sincePersist >= Self.persistInterval else { return (nil, progress, sync) }
-            state.sincePersist = 0
-            return (metadata, progress, sync)
+        let recorded = state.withLock {
+            $0.record(
+                count, in: writer.index, syncs: download.durability == .system, syncInterval: download.syncInterval,
+                persistInterval: Self.persistInterval)
         }
         download.hooks?.received(count)
-        if let progress { download.controller.report(progress: progress) }
-        var recorded: PartMetadata?
-        if let sync {
+        if let progress = recorded.progress { download.controller.report(progress: progress) }
+        var synced: PartMetadata?
+        if let sync = recorded.sync {
             try download.part.sync()
-            recorded = recordSync(sync)
+            synced = state.withLock { $0.recordSync(sync) }
         }
-        if let map = recorded ?? persist { persistMap(map) }
+        if let map = synced ?? recorded.persist { persistMap(map) }
         if done, writer.stopsAtEnd { throw SegmentWriter.Finished() }
-    }
-
-    /// A flush of the `.part` decided by a write: the map as it was just before it.
-    private struct PendingSync {
-        var map: SegmentMap
-        var ticket: UInt64
-    }
-
-    /// Records the map of a finished flush as the flushed progress, unless a later flush's is
-    /// recorded already or the split stopped: the metadata to write, or nil.
-    private func recordSync(_ sync: PendingSync) -> PartMetadata? {
-        state.withLock { state -> PartMetadata? in
-            guard state.phase == .running, sync.ticket > state.recordedSyncTicket, var metadata = state.metadata else {
-                return nil
-            }
-            state.recordedSyncTicket = sync.ticket
-            metadata.syncedSegments = sync.map
-            state.metadata = metadata
-            state.sincePersist = 0
-            return metadata
-        }
     }
 
     /// Writes the map beside the `.part`, unless a newer one was written or the split stopped.
     private func persistMap(_ metadata: PartMetadata) {
-        let ticket = state.withLock { state -> UInt64 in
-            state.lastTicket += 1
-            return state.lastTicket
-        }
-        try? download.part.writeMetadata(metadata) {
-            state.withLock { state in
-                guard state.phase == .running, ticket > state.persistedTicket else { return true }
-                state.persistedTicket = ticket
-                return false
-            }
-        }
+        let ticket = state.withLock { $0.takeTicket() }
+        try? download.part.writeMetadata(metadata) { state.withLock { !$0.mayWrite(ticket) } }
     }
 
     /// A connection ended: decides what that means for the download, then does it.
@@ -355,12 +287,18 @@ final class SegmentedDownload: Sendable {
             case none, finalize(PartMetadata), stop([JobHandle], then: SegmentWriter.Ending, PartMetadata?)
             /// A segment finished while others go on: this many connections are left.
             case using(Int)
+            /// A segment finished and a waiting one takes its connection.
+            case next(Int, Range<Int64>, PartMetadata)
         }
         let action = state.withLock { state -> Action in
             guard state.phase != .stopped else { return .none }
             switch ending {
             case .finished:
                 state.running -= 1
+                if !state.waiting.isEmpty, let metadata = state.metadata {
+                    let next = state.waiting.removeFirst()
+                    return .next(next.index, next.range, metadata)
+                }
                 if state.running > 0 { return .using(state.running) }
                 guard state.running == 0, let metadata = state.metadata else { return .none }
                 state.phase = .stopped
@@ -373,6 +311,8 @@ final class SegmentedDownload: Sendable {
         switch action {
         case .none: break
         case .using(let count): download.hooks?.connectionsUsed(count)
+        case .next(let index, let range, let metadata):
+            connect(segment: index, range: range, probe: false, metadata: metadata)
         case .finalize(let metadata):
             guard metadata.segments?.isComplete == true else {
                 return download.end(
