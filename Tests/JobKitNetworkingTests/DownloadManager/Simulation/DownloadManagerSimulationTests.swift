@@ -4,8 +4,8 @@ import Testing
 @testable import JobKitNetworking
 
 /// The download manager under a deterministic simulation: each schedule's seed drives a server that
-/// lies, a disk that fails, controls at random moments, kills and restarts, and the order of every
-/// callback. `JOBKIT_SIMULATION_SEED` and `JOBKIT_SIMULATION_SCHEDULES` set the first seed and the
+/// lies, a disk that fails, controls at random moments, kills, power losses and restarts, and the
+/// order of every callback (see `DownloadManagerSimulation`). `JOBKIT_SIMULATION_SEED` and `JOBKIT_SIMULATION_SCHEDULES` set the first seed and the
 /// count (schedule `i` has seed `SEED + i`, so a failing one replays alone with its own seed and a
 /// count of 1).
 @Suite struct DownloadManagerSimulationTests {
@@ -19,18 +19,20 @@ import Testing
     @Test func everyScheduleKeepsTheInvariants() async {
         // Tens of seconds of work: on a thread of its own, not one of the few the other tests'
         // tasks share.
-        let (kills, faults, violations, first) = await withCheckedContinuation { continuation in
+        let (kills, powerLosses, faults, violations, first) = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: Self.simulate()) }
         }
         print(
             "simulated \(Self.schedules) schedules (seed \(Self.seed)): \(kills) kills, \(faults) injected faults, "
                 + "\(violations.count) invariant violations")
+        print("of the kills, \(powerLosses) were power losses")
         if let first { print("the first violation came with schedule \(first)") }
         for violation in violations.prefix(3) { Issue.record("\(violation)") }
     }
 
-    private static func simulate() -> (Int, Int, [DownloadManagerSimulation.Violation], Int?) {
+    private static func simulate() -> (Int, Int, Int, [DownloadManagerSimulation.Violation], Int?) {
         var kills = 0
+        var powerLosses = 0
         var faults = 0
         var violations: [DownloadManagerSimulation.Violation] = []
         var first: Int?
@@ -43,8 +45,9 @@ import Testing
                 first = first ?? index + 1
             }
             kills += simulation.kills
+            powerLosses += simulation.powerLosses
             faults += simulation.injectedFaults
         }
-        return (kills, faults, violations, first)
+        return (kills, powerLosses, faults, violations, first)
     }
 }
