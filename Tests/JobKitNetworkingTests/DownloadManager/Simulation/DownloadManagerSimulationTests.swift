@@ -15,6 +15,8 @@ import Testing
     static let schedules =
         ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SCHEDULES"].flatMap { Int($0) }
         ?? 20_000
+    /// `JOBKIT_SIMULATION_STOP=1`: stop at the first violation (to see quickly whether a defect is caught).
+    static let stopsAtFirst = ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_STOP"] == "1"
 
     @Test func everyScheduleKeepsTheInvariants() async {
         // Tens of seconds of work: on a thread of its own, not one of the few the other tests'
@@ -43,6 +45,7 @@ import Testing
             } catch {
                 violations.append(error)
                 first = first ?? index + 1
+                if stopsAtFirst { break }
             }
             kills += simulation.kills
             powerLosses += simulation.powerLosses
