@@ -155,6 +155,7 @@ struct DownloadManagerSimulation {
         kills += 1
         if random.chance(35) {
             powerLosses += 1
+            ledger.added(manager!.doubtfulAdds)
             disk.losePower(&random, zeroFill: Self.zeroFill)
             note("power loss")
             ledger.lostPower(disk: disk, durability: durability)
@@ -190,6 +191,7 @@ struct DownloadManagerSimulation {
     /// Lets every run end with no more faults or changes, then checks that the schedule ended.
     private mutating func settle() throws(Violation) {
         disk.faults = []
+        disk.failingSyncs = 0
         if manager == nil { try open() }
         guard manager != nil else { throw violation("no manager opens the folder") }
         for _ in 0..<20_000 {
@@ -324,6 +326,10 @@ struct DownloadManagerSimulation {
     }
 
     private mutating func fault() {
+        if random.chance(20) {
+            disk.failingSyncs += 1
+            return note("disk: next fsync fails EIO")
+        }
         let fault = random.pick([SimulatedDisk.Fault.noSpace, .ioError, .noPermission])
         disk.faults.append(fault)
         note("disk: next write fails \(fault)")

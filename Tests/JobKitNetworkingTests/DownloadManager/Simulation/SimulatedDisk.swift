@@ -54,6 +54,8 @@ struct SimulatedDisk {
     private var claimed: Set<String> = []
     /// Faults waiting for the next writes, first to last.
     var faults: [Fault] = []
+    /// How many of the next `fsync`s fail with EIO (the data stays where it was: in the cache).
+    var failingSyncs = 0
     /// Faults that made an operation fail.
     private(set) var injectedFaults = 0
 
@@ -181,13 +183,20 @@ struct SimulatedDisk {
 
     /// `fsync` of the journal, which may fail (an injected fault).
     mutating func syncJournal() throws(DownloadManagerError) {
-        try journalFault()
-        sync()
+        do {
+            try syncFile()
+        } catch {
+            throw .cannotUseDirectory("(simulated)", reason: "\(error)")
+        }
     }
 
     /// `fsync` of a file, which may fail (an injected fault).
     mutating func syncFile() throws(DownloadError) {
-        try fault()
+        if failingSyncs > 0 {
+            failingSyncs -= 1
+            injectedFaults += 1
+            throw DownloadError(kind: .cannotWrite(errno: EIO), path: "(simulated fsync)")
+        }
         sync()
     }
 
@@ -243,6 +252,7 @@ struct SimulatedDisk {
         }
         (entries, metadata) = (state.entries, state.metadata)
         faults = []
+        failingSyncs = 0
         sync()
     }
 }

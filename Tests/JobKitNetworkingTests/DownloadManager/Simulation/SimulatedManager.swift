@@ -24,6 +24,9 @@ struct SimulatedManager {
     private(set) var isClosed = false
     /// A journal write failed: the manager tries again later (`retryJournal`).
     private(set) var retryOwed = false
+    /// Adds refused because the journal's sync failed: a power loss before the next commit may keep
+    /// their records (the refused add comes back; a kill never brings it back).
+    private(set) var doubtfulAdds: [ItemID] = []
     /// With `.system`, an item completed: the journal is synced soon (`syncJournalSoon`).
     private(set) var syncOwed = false
     var log: [String] = []
@@ -63,6 +66,9 @@ struct SimulatedManager {
                     try disk.syncJournal()
                 } catch {
                     disk.truncateJournal(to: before)
+                    // The cut is not synced: until the next commit a power loss may keep the lines
+                    // (an fsync that failed may have written them).
+                    doubtfulAdds += records.map { ItemID(rawValue: $0.id) }
                     throw error
                 }
             }
