@@ -42,6 +42,8 @@ struct DownloadManagerSimulation {
     private let urls: [URL]
     /// Managers closed while their runs were still going: the runs end later, with no lock held.
     private var closed: [SimulatedManager] = []
+    /// An invariant a move saw broken, for the next check.
+    private var broken: String?
 
     /// `JOBKIT_SIMULATION_ZERO_FILL=1`: a power loss may read a file's unsynced bytes as zeros (ext4's
     /// `data=writeback`), not only lose them.
@@ -302,6 +304,13 @@ struct DownloadManagerSimulation {
             log += manager!.log
             // Its runs end after `close()` returns, maybe after a new manager has opened the folder.
             ledger.killed(journal: disk.journal)
+            if manager!.closedCleanly {
+                do {
+                    try ledger.checkLeftParts(disk: disk, manager: manager!)
+                } catch {
+                    broken = error.invariant
+                }
+            }
             closed.append(manager!)
             manager = nil
         default:
@@ -353,6 +362,7 @@ struct DownloadManagerSimulation {
     }
 
     private mutating func check() throws(Violation) {
+        if let broken { throw violation(broken) }
         do {
             try ledger.check(disk: disk, server: server, manager: manager, closed: closed)
         } catch {

@@ -22,6 +22,8 @@ struct SimulatedManager {
     private var owedUnlinks: [String] = []
     private var owedCleaning: [String] = []
     private(set) var isClosed = false
+    /// `close()` wrote the journal, so it removed what stopped runs left (journal first).
+    private(set) var closedCleanly = false
     /// A journal write failed: the manager tries again later (`retryJournal`).
     private(set) var retryOwed = false
     /// Adds refused because the journal's sync failed: a power loss before the next commit may keep
@@ -118,6 +120,7 @@ struct SimulatedManager {
             compacted = false
         }
         isClosed = true
+        closedCleanly = compacted
         if compacted {
             for name in owedUnlinks + actions.unlinks { disk.unlink(name) }
             owedUnlinks = []

@@ -138,10 +138,9 @@ struct SimulationLedger {
     /// leftovers of removed or cancelled items, no orphan metadata.
     func checkRestored(disk: SimulatedDisk, manager: SimulatedManager) throws(SimulationFailure) {
         let machine = manager.machine
-        var names: Set<String> = []
+        try checkLeftParts(disk: disk, manager: manager)
         for id in machine.ids {
             let item = machine.item(id, now: 0)
-            names.insert(item.name)
             guard added.contains(id) else { throw SimulationFailure("item \(id.rawValue), never added, is restored") }
             do {
                 try DownloadManager.checkName(item.name)
@@ -149,14 +148,26 @@ struct SimulationLedger {
                 throw SimulationFailure("item \(id.rawValue) is restored with the name \(item.name): \(error)")
             }
             let parts = PartNames(for: item.name)
-            if case .cancelled = item.state, disk.facts(parts.part) != .missing, !isForeign(parts.part) {
-                throw SimulationFailure("the cancelled item \(id.rawValue)'s \(parts.part) is left")
-            }
             if disk.facts(parts.metadataTemporary) != .missing {
                 throw SimulationFailure("\(parts.metadataTemporary) is left")
             }
             if disk.readMetadata(parts.metadata) != nil, disk.facts(parts.part) == .missing {
                 throw SimulationFailure("\(parts.metadata) is left without its .part")
+            }
+        }
+    }
+
+    /// After a manager opened the folder, or closed it having written its journal: no `.part` of a
+    /// cancelled or removed item is left.
+    func checkLeftParts(disk: SimulatedDisk, manager: SimulatedManager) throws(SimulationFailure) {
+        let machine = manager.machine
+        var names: Set<String> = []
+        for id in machine.ids {
+            let item = machine.item(id, now: 0)
+            names.insert(item.name)
+            let part = PartNames(for: item.name).part
+            if case .cancelled = item.state, disk.facts(part) != .missing, !isForeign(part) {
+                throw SimulationFailure("the cancelled item \(id.rawValue)'s \(part) is left")
             }
         }
         for name in Set(removed.values).subtracting(names) {
