@@ -299,6 +299,11 @@ struct DownloadManagerSimulation {
                 try machine.replaceURL(id!, with: fresh, now: 0)
             }
         case 9:
+            if random.chance(30) {
+                // A user quitting: everything cancelled, then closed, while the runs stop.
+                note("cancelAll")
+                manager!.all(disk: &disk) { machine, id throws(DownloadManagerError) in try machine.cancel(id, now: 0) }
+            }
             note("close")
             manager!.close(disk: &disk)
             log += manager!.log
