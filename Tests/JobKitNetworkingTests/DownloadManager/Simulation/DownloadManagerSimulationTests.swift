@@ -5,9 +5,12 @@ import Testing
 
 /// The download manager under a deterministic simulation: each schedule's seed drives a server that
 /// lies, a disk that fails, controls at random moments, kills, power losses and restarts, and the
-/// order of every callback (see `DownloadManagerSimulation`). `JOBKIT_SIMULATION_SEED` and `JOBKIT_SIMULATION_SCHEDULES` set the first seed and the
-/// count (schedule `i` has seed `SEED + i`, so a failing one replays alone with its own seed and a
-/// count of 1).
+/// order of every callback (see `DownloadManagerSimulation`). `JOBKIT_SIMULATION_SEED` and
+/// `JOBKIT_SIMULATION_SCHEDULES` set the first seed and the count (schedule `i` has seed `SEED + i`,
+/// so a failing one replays alone with its own seed and a count of 1); `JOBKIT_SIMULATION_STOP=1`
+/// stops at the first violation, `JOBKIT_SIMULATION_ZERO_FILL=1` lets a power loss zero-fill unsynced
+/// bytes. It prints `simulated N schedules (seed S): K kills, F injected faults, V invariant
+/// violations` (power losses count as kills), then how many kills were power losses.
 @Suite struct DownloadManagerSimulationTests {
     static let seed =
         ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SEED"].flatMap { UInt64($0) }
