@@ -187,7 +187,9 @@ struct DownloadManagerSimulation {
             record.url = random.pick(["file:///etc/passwd", "ftp://h0.example/x", "not a url"])
             record.name = "x.bin"
         }
-        try? disk.appendJournal(DownloadJournal.encode([record]))
+        // On a line of its own, also after a torn last line.
+        let newline = disk.journal.last == UInt8(ascii: "\n") ? Data() : Data("\n".utf8)
+        try? disk.appendJournal(newline + DownloadJournal.encode([record]))
         note("user: a record for \(record.name!) from \(record.url!) is planted in the journal")
     }
 

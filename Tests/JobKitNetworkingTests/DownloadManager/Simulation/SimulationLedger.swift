@@ -68,10 +68,11 @@ struct SimulationLedger {
         // Ids past the journal's next one are given again (its last records are gone).
         removed = removed.filter { !recorded.contains($0.key.rawValue) && $0.key.rawValue < contents?.nextID ?? 0 }
         if durability == .process { completed = completed.filter { disk.bytes($0.key) == $0.value } }
-        // An edit the power took back never happened: the file is the manager's again. A planted
-        // file is the user's as the power left it.
+        // An edit or a plant the power took back (wholly or in part) is no longer known to be the
+        // user's: what is there may be the manager's file come back. A planted `.part` stays the
+        // user's as the power left it (nothing may count on it being the manager's).
         for (name, entry) in foreign where disk.entries[name] != entry {
-            foreign[name] = edited.contains(name) ? nil : disk.entries[name]
+            foreign[name] = edited.contains(name) || !name.hasSuffix(".part") ? nil : disk.entries[name]
         }
         let names = Set((contents?.entries ?? []).map(\.name))
         for name in disk.entries.keys where name.hasSuffix(".part") && !names.contains(String(name.dropLast(5))) {
