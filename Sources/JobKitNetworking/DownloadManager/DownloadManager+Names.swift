@@ -31,4 +31,18 @@ extension DownloadManager {
             throw refuse("names ending in '\(suffix)' are kept for partial downloads")
         }
     }
+
+    /// Whether `remove(_:deletingFile:)` may unlink item `id`'s file: not when it is completed and its
+    /// file no longer has the size it was downloaded with — changed since, it is the user's now (as
+    /// `JournalRecovery` judges it on a restore) and is never removed. Read outside the lock.
+    func mayDeleteFile(of id: ItemID) -> Bool {
+        let completed = state.withLock { machine -> (name: String, size: Int64)? in
+            guard machine.ids.contains(id) else { return nil }
+            let item = machine.item(id, now: 0)
+            guard case .completed = item.state, let size = item.progress.expected else { return nil }
+            return (item.name, size)
+        }
+        guard let completed, case .file(let found) = folder.facts(completed.name) else { return true }
+        return found == completed.size
+    }
 }

@@ -273,8 +273,9 @@ public final class DownloadManager: Sendable {
 
     /// Removes an item from the manager (and its journal): a running one stops, and its `.part` is
     /// removed. A completed item's file stays, unless `deletingFile` is true (then it is removed if
-    /// the manager downloaded it). Its name is free again: an item added under it starts once the
-    /// removed item's files are gone.
+    /// the manager downloaded it and it still has the size it was downloaded with: a file changed
+    /// since is the user's, as on a restore, and stays). Its name is free again: an item added under
+    /// it starts once the removed item's files are gone.
     ///
     /// An item whose complete `.part` is already taking its name is not stopped: it is removed
     /// from the list at once, and its file is then treated as a completed item's (removed only
@@ -284,8 +285,9 @@ public final class DownloadManager: Sendable {
     ///   journal cannot be written: the item is removed from the list, but no file is unlinked until
     ///   the record is written (a crash would otherwise bring the item back with its files gone).
     public func remove(_ id: ItemID, deletingFile: Bool = false) throws(DownloadManagerError) {
+        let deleting = deletingFile && mayDeleteFile(of: id)
         try control { machine, now throws(DownloadManagerError) in
-            try machine.remove(id, deletingFile: deletingFile, now: now)
+            try machine.remove(id, deletingFile: deleting, now: now)
         }
         limiter.setLimit(nil, for: id)
     }
@@ -307,8 +309,9 @@ public final class DownloadManager: Sendable {
 
     /// Removes every item; see `remove(_:deletingFile:)`.
     public func removeAll(deletingFiles: Bool = false) {
+        let kept = deletingFiles ? Set(state.withLock { $0.ids }.filter { !mayDeleteFile(of: $0) }) : []
         all { machine, id, now throws(DownloadManagerError) in
-            try machine.remove(id, deletingFile: deletingFiles, now: now)
+            try machine.remove(id, deletingFile: deletingFiles && !kept.contains(id), now: now)
         }
         limiter.removeItemLimits()
     }

@@ -111,12 +111,21 @@ struct NameGuard {
     }
 
     /// The manager closes: the `.part`s stopped runs were to remove when they end, to remove now
-    /// (unless `isHeldAgain`); the runs' later ends do nothing. The holds stay: nothing starts any more.
+    /// (unless `isHeldAgain`) — also the `.part` of a run removed while finalizing, whose rename may
+    /// still fail (a folder under the name): its end comes too late to remove it, and the journal
+    /// forgets the item. The file under the name is left: the rename may not have happened, and what
+    /// is there may be somebody else's. The runs' later ends do nothing. The holds stay: nothing
+    /// starts any more.
     mutating func close(isHeldAgain: (String) -> Bool) -> [String] {
         var unlinks: [String] = []
         for (_, after) in afterEnd {
-            guard case .removePart(let name, let paths) = after, !isHeldAgain(name) else { continue }
-            unlinks += paths
+            switch after {
+            case .removePart(let name, let paths) where !isHeldAgain(name): unlinks += paths
+            case .removedWhileFinalizing(let name, _) where !isHeldAgain(name):
+                let parts = PartNames(for: name)
+                unlinks += [parts.part, parts.metadata]
+            default: break
+            }
         }
         afterEnd = [:]
         stopping = [:]

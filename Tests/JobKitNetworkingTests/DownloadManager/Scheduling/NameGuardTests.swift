@@ -99,4 +99,16 @@ import Testing
         #expect(names.runEnded(1, completed: false) { _ in false } == NameGuard.Cleanup())
         #expect(names.isHeld("a"), "holds stay: nothing starts after closing")
     }
+
+    @Test func closingRemovesThePartOfARunRemovedWhileFinalizingButNotTheFile() {
+        // Found by the simulation (issue 22): a run removed while finalizing whose rename then failed
+        // (a folder under the name) ended after `close()`, which did nothing; the next manager's
+        // journal no longer named the item, and its `.part` stayed for good.
+        var names = NameGuard()
+        names.removedWhileFinalizing(run: 1, of: "a", deletingFile: true)
+        names.removedWhileFinalizing(run: 2, of: "b", deletingFile: false)
+        let unlinks = names.close { $0 == "b" }
+        #expect(unlinks == parts, "the .part and its metadata, never the name; b's is held again")
+        #expect(names.runEnded(1, completed: true) { _ in false } == NameGuard.Cleanup())
+    }
 }

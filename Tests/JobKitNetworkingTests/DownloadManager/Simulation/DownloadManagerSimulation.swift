@@ -3,8 +3,15 @@ import JobKit
 
 @testable import JobKitNetworking
 
-/// One schedule of the simulation: a seed drives the server, the disk, the controls, kills and the
-/// order of every callback; after every step the invariants are checked.
+/// One schedule of the simulation: a seed drives the server, the disk, the controls, kills, power
+/// losses and the order of every callback; after every step the invariants (`SimulationLedger`) are
+/// checked, the journal's replay among them.
+///
+/// What runs for real: `DownloadManagerStateMachine` (item table, host scheduler, name guard, journal
+/// buffer), `DownloadAttemptStateMachine`, the journal's format (`DownloadJournal`) and its recovery
+/// (`JournalRecovery`), checksums. What is mirrored: the executors (`SimulatedManager` for
+/// `DownloadManager`'s I/O and `perform`, `SimulatedRun` for `Download`'s), the file system
+/// (`SimulatedDisk`) and the server and transport (`SimulatedServer`).
 struct DownloadManagerSimulation {
     typealias ItemID = DownloadManager.ItemID
 
@@ -24,36 +31,40 @@ struct DownloadManagerSimulation {
     private var disk = SimulatedDisk()
     private var server = SimulatedServer()
     private var manager: SimulatedManager?
+    private var ledger: SimulationLedger
     private var log: [String] = []
+    /// Kills, power losses included.
     private(set) var kills = 0
+    private(set) var powerLosses = 0
     private var limit = 2
     private let perHost: Int?
-
-    /// The files no item may touch: planted by the user, or appearing under a name mid-run.
-    private var foreign: [String: SimulatedDisk.Entry] = [:]
-    /// Completed files, by name: they never change, until removed with their item's `deletingFile`.
-    private var completed: [String: [UInt8]] = [:]
-    /// Items whose removal the journal recorded: they never come back.
-    private var removed: Set<ItemID> = []
-    /// Items removed whose record may not be written yet: a kill before it is may bring them back.
-    private var removing: Set<ItemID> = []
+    private let durability: Durability
     private let urls: [URL]
     /// Managers closed while their runs were still going: the runs end later, with no lock held.
     private var closed: [SimulatedManager] = []
+    /// An invariant a move saw broken, for the next check.
+    private var broken: String?
+
+    /// `JOBKIT_SIMULATION_ZERO_FILL=1`: a power loss may read a file's unsynced bytes as zeros (ext4's
+    /// `data=writeback`), not only lose them.
+    static let zeroFill = ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_ZERO_FILL"] == "1"
 
     init(seed: UInt64) {
         self.seed = seed
         random = SimulationRandom(seed: seed)
+        ledger = SimulationLedger(replayEvery: random.int(2...4))
         perHost = random.chance(30) ? 1 : nil
+        durability = random.chance(50) ? .system : .process
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
         for url in urls {
             server.add(url.absoluteString, length: random.int(0...40), hasETag: random.chance(70))
         }
         if random.chance(30) {
             let name = "notes.txt"
-            foreign[name] = .file(Array("mine".utf8))
-            disk.plant(name, foreign[name]!)
+            ledger.plant(name, .file(Array("mine".utf8)))
+            disk.plant(name, .file(Array("mine".utf8)))
         }
+        disk.sync()
     }
 
     var injectedFaults: Int { disk.injectedFaults }
@@ -73,8 +84,8 @@ struct DownloadManagerSimulation {
     private mutating func open() throws(Violation) {
         let faultsBefore = disk.injectedFaults
         do {
-            manager = try SimulatedManager(disk: &disk, limit: limit, perHost: perHost)
-            note("open")
+            manager = try SimulatedManager(disk: &disk, limit: limit, perHost: perHost, durability: durability)
+            note("open (\(durability))")
         } catch {
             // Only a failing disk may keep a manager from opening its folder; the next step tries again.
             guard disk.injectedFaults > faultsBefore else {
@@ -109,32 +120,83 @@ struct DownloadManagerSimulation {
             if manager!.retryOwed {
                 note("retry the journal")
                 manager!.retryJournal(disk: &disk)
+            } else if manager!.syncOwed {
+                note("sync the journal")
+                manager!.syncJournal(disk: &disk)
+            } else if random.chance(30) {
+                note("the kernel writes back")
+                disk.sync()
             }
         } else if roll < 80 {
             fault()
-        } else if roll < 85 {
+        } else if roll < 83 {
             let url = random.pick(urls)
             // Mostly edited in place, at the same length: only a validator tells the versions apart.
             let length = server.resources[url.absoluteString].map { random.chance(70) ? $0.length : random.int(0...40) }
             server.change(url.absoluteString, length: length ?? 0)
             note("server: \(url.lastPathComponent) changes")
+        } else if roll < 85 {
+            let url = random.pick(urls)
+            server.toggleRedirect(url.absoluteString, random: &random)
+            note("server: \(url.lastPathComponent) redirects to its mirror, or stops")
         } else if roll < 88 {
             appear()
+        } else if roll < 89 {
+            edit()
         } else if roll < 92 {
-            note("kill -9")
-            kills += 1
-            settleRemovals()
-            manager = nil
-            return try open()
+            return try crash()
         } else {
             control()
         }
         try check()
     }
 
+    /// The process dies (`kill -9`: what was written stays) or the power goes (what was not synced
+    /// may be lost); closed managers' runs die with it. Before the next manager opens, what a kill mid
+    /// step leaves may be there (a `.part.meta.tmp`), and a user may plant a journal record.
+    private mutating func crash() throws(Violation) {
+        kills += 1
+        if random.chance(35) {
+            powerLosses += 1
+            ledger.added(manager!.doubtfulAdds)
+            disk.losePower(&random, zeroFill: Self.zeroFill)
+            note("power loss")
+            ledger.lostPower(disk: disk, durability: durability)
+        } else {
+            note("kill -9")
+            ledger.killed(journal: disk.journal)
+            if let run = manager!.activeRuns.first, random.chance(30), let name = manager!.runs[run]?.start.name {
+                disk.plant(PartNames(for: name).metadataTemporary, .file(Array("{\"url".utf8)))
+                note("  (killed writing \(name)'s metadata)")
+            }
+        }
+        if random.chance(5), !disk.journal.isEmpty { plantRecord() }
+        disk.processDied()
+        closed = []
+        manager = nil
+        try open()
+    }
+
+    /// A record planted in the journal, naming a file outside the folder or a URL of another scheme.
+    private mutating func plantRecord() {
+        var record = DownloadJournal.Record(op: .add, id: UInt64(900 + random.int(0...9)))
+        if random.chance(50) {
+            record.url = "http://h0.example/x"
+            record.name = random.pick(["../x", "a/b", ".", "..", ".jobkit-downloads.journal"])
+        } else {
+            record.url = random.pick(["file:///etc/passwd", "ftp://h0.example/x", "not a url"])
+            record.name = "x.bin"
+        }
+        // On a line of its own, also after a torn last line.
+        let newline = disk.journal.last == UInt8(ascii: "\n") ? Data() : Data("\n".utf8)
+        try? disk.appendJournal(newline + DownloadJournal.encode([record]))
+        note("user: a record for \(record.name!) from \(record.url!) is planted in the journal")
+    }
+
     /// Lets every run end with no more faults or changes, then checks that the schedule ended.
     private mutating func settle() throws(Violation) {
         disk.faults = []
+        disk.failingSyncs = 0
         if manager == nil { try open() }
         guard manager != nil else { throw violation("no manager opens the folder") }
         for _ in 0..<20_000 {
@@ -142,6 +204,7 @@ struct DownloadManagerSimulation {
                 note("retry the journal")
                 manager!.retryJournal(disk: &disk)
             }
+            if manager!.syncOwed { manager!.syncJournal(disk: &disk) }
             let runs = manager!.activeRuns
             guard !runs.isEmpty else { break }
             manager!.step(random.pick(runs), disk: &disk, server: server, random: &random)
@@ -159,7 +222,24 @@ struct DownloadManagerSimulation {
         if !manager!.isClosed, manager!.machine.activeCount > 0 {
             throw violation("items still active with no run: \(manager!.machine.activeCount)")
         }
-        try checkJournalReplays()
+        try checkLeftovers()
+    }
+
+    /// Once every run ended and the journal is written: every `.part` is an item's that may resume it.
+    private func checkLeftovers() throws(Violation) {
+        guard let manager, !manager.isClosed, !manager.retryOwed else { return }
+        let machine = manager.machine
+        let owners = Dictionary(machine.ids.map { (machine.item($0, now: 0).name, $0) }) { first, _ in first }
+        for name in disk.entries.keys where name.hasSuffix(".part") && !ledger.isForeign(name) {
+            let owner = owners[String(name.dropLast(5))].map { machine.item($0, now: 0) }
+            switch owner?.state {
+            case nil: throw violation("\(name) is left with no item")
+            case .cancelled?, .completed?: throw violation("\(name) is left beside a \(owner!.state.name) item")
+            case .failed(let failure)? where failure.kind == .checksumMismatch:
+                throw violation("\(name) is left after a checksum mismatch")
+            default: break
+            }
+        }
     }
 
     // MARK: The world's moves
@@ -175,8 +255,15 @@ struct DownloadManagerSimulation {
                 random.chance(85)
                 ? url.lastPathComponent : random.pick(["../x", ".jobkit-downloads.journal", "notes.txt", "f0.bin"])
             do {
-                let added = try manager!.add([DownloadManager.Request(url: url, name: name)], disk: &disk)
-                note("add \(name) -> \(added.map(\.rawValue))")
+                // A checksum of the current version, sometimes: a later version fails it.
+                let current = server.resources[url.absoluteString].map {
+                    SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length)
+                }
+                let checksum = random.chance(25) ? current.map { Checksum.sha256(of: $0) } : nil
+                let added = try manager!.add(
+                    [DownloadManager.Request(url: url, name: name, checksum: checksum)], disk: &disk)
+                ledger.added(added)
+                note("add \(name)\(checksum == nil ? "" : " with a checksum") -> \(added.map(\.rawValue))")
             } catch {
                 note("add \(name) refused: \(error)")
             }
@@ -187,16 +274,16 @@ struct DownloadManagerSimulation {
         case 5 where id != nil:
             run("cancel \(id!.rawValue)") { machine throws(DownloadManagerError) in try machine.cancel(id!, now: 0) }
         case 6 where id != nil:
-            let deleting = random.chance(50)
-            let name = manager!.machine.item(id!, now: 0).name
+            let item = manager!.machine.item(id!, now: 0)
+            let name = item.name
+            // `DownloadManager.mayDeleteFile`: a completed file changed since is the user's.
+            let changed = item.state == .completed && disk.facts(name) != .file(size: item.progress.expected ?? -1)
+            let deleting = random.chance(50) && !changed
             let failure = run("remove \(id!.rawValue) deletingFile: \(deleting)") {
                 machine throws(DownloadManagerError) in
                 try machine.remove(id!, deletingFile: deleting, now: 0)
             }
-            if failure != .closed {
-                removing.insert(id!)
-                if deleting { completed[name] = nil }  // removed once the journal says so
-            }
+            if failure != .closed { ledger.removing(id!, name: name, deletingFile: deleting) }
         case 7:
             limit = random.int(1...3)
             note("setMaxConcurrent(\(limit))")
@@ -215,22 +302,28 @@ struct DownloadManagerSimulation {
                 try machine.replaceURL(id!, with: fresh, now: 0)
             }
         case 9:
+            if random.chance(30) {
+                // A user quitting: everything cancelled, then closed, while the runs stop.
+                note("cancelAll")
+                manager!.all(disk: &disk) { machine, id throws(DownloadManagerError) in try machine.cancel(id, now: 0) }
+            }
             note("close")
             manager!.close(disk: &disk)
+            log += manager!.log
             // Its runs end after `close()` returns, maybe after a new manager has opened the folder.
-            settleRemovals()
+            ledger.killed(journal: disk.journal)
+            if manager!.closedCleanly {
+                do {
+                    try ledger.checkLeftParts(disk: disk, manager: manager!)
+                } catch {
+                    broken = error.invariant
+                }
+            }
             closed.append(manager!)
             manager = nil
         default:
             break
         }
-    }
-
-    /// The removals the journal on disk has recorded never come back; the others may.
-    private mutating func settleRemovals() {
-        let recorded = Set(((try? DownloadJournal.parse(disk.journal))?.entries ?? []).map(\.id))
-        removed.formUnion(removing.filter { !recorded.contains($0.rawValue) })
-        removing = []
     }
 
     /// Runs a control on the manager; returns the journal's failure, nil when it was written.
@@ -241,6 +334,7 @@ struct DownloadManagerSimulation {
     ) -> DownloadManagerError? {
         note(what)
         do {
+            defer { log += manager!.log; manager!.log = [] }
             return try manager!.control(disk: &disk, transition)
         } catch {
             note("  refused: \(error)")
@@ -249,6 +343,10 @@ struct DownloadManagerSimulation {
     }
 
     private mutating func fault() {
+        if random.chance(20) {
+            disk.failingSyncs += 1
+            return note("disk: next fsync fails EIO")
+        }
         let fault = random.pick([SimulatedDisk.Fault.noSpace, .ioError, .noPermission])
         disk.faults.append(fault)
         note("disk: next write fails \(fault)")
@@ -261,7 +359,7 @@ struct DownloadManagerSimulation {
         guard disk.facts(name) == .missing else { return }
         let entry: SimulatedDisk.Entry = random.chance(70) ? .file(Array("user".utf8)) : .directory
         disk.plant(name, entry)
-        foreign[name] = entry
+        ledger.plant(name, entry)
         note("user: \(name) appears (\(entry == .directory ? "a folder" : "a file"))")
     }
 
@@ -272,68 +370,31 @@ struct DownloadManagerSimulation {
     }
 
     private mutating func check() throws(Violation) {
-        for (name, entry) in foreign where disk.entries[name] != entry && !name.hasSuffix(".part") {
-            throw violation("a file the manager does not own was touched: \(name)")
-        }
-        for (name, entry) in foreign where name.hasSuffix(".part") && disk.entries[name] != entry {
-            // A planted `.part` may be used (it is under the manager's own name), but never a folder.
-            if entry == .directory { throw violation("a planted folder \(name) was changed") }
-        }
-        for (name, bytes) in completed where disk.bytes(name) != bytes {
-            throw violation("the completed file \(name) was lost or changed")
-        }
-        for closedManager in closed {
-            if let unlink = closedManager.unjustifiedUnlinks.first { throw violation("journal first: \(unlink)") }
-        }
-        guard let manager else { return }
-        if let unlink = manager.unjustifiedUnlinks.first { throw violation("journal first: \(unlink)") }
-        let machine = manager.machine
-        for id in machine.ids {
-            let item = machine.item(id, now: 0)
-            if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
-            if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
-            if case .completed = item.state, completed[item.name] == nil {
-                // Newly completed: it must be one whole version of its resource, never a splice.
-                guard let bytes = disk.bytes(item.name) else {
-                    throw violation("\(item.name) is completed with no file")
-                }
-                guard server.versions[SimulatedServer.resource(item.url.absoluteString)]?.contains(bytes) == true else {
-                    throw violation("\(item.name) is completed with bytes of no single version (a splice)")
-                }
-                if foreign[item.name] == nil { completed[item.name] = bytes }
-            }
-        }
-        let totals = machine.summary(now: 0).totals
-        if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected
-            || totals.receivedOfUnknownLength < 0 || !(0...1).contains(totals.fraction ?? 0)
-        {
-            throw violation("totals out of bounds: \(totals)")
+        if let broken { throw violation(broken) }
+        do {
+            try ledger.check(disk: disk, server: server, manager: manager, closed: closed)
+        } catch {
+            throw violation(error.invariant)
         }
     }
 
-    /// After a restart: no removed item is back, and every completed file is still completed.
+    /// After a restart: what the ledger checks of a restore, and after every step.
     private mutating func checkRestored() throws(Violation) {
         note("  restored \(manager!.machine.ids.map(\.rawValue))")
+        do {
+            try ledger.checkRestored(disk: disk, manager: manager!)
+        } catch {
+            throw violation(error.invariant)
+        }
         try check()
     }
 
-    /// The journal on disk, read back, says what the manager knows.
-    private mutating func checkJournalReplays() throws(Violation) {
-        guard let manager, !manager.isClosed else { return }
-        var probe = manager.machine
-        guard probe.takeJournal() == nil else { return }  // records still owed (a write failed)
-        let read: DownloadJournal.Contents
-        do {
-            read = try DownloadJournal.parse(disk.journal)
-        } catch {
-            throw violation("the journal does not read back: \(error)")
-        }
-        let known = manager.machine.journalEntries
-        guard read.entries.map(\.id) == known.map(\.id) else {
-            throw violation("the journal replays to other items: \(read.entries.map(\.id)) vs \(known.map(\.id))")
-        }
-        for (replayed, entry) in zip(read.entries, known) where replayed.status != entry.status {
-            throw violation("the journal replays item \(entry.id) as \(replayed.status), not \(entry.status)")
-        }
+    /// The user edits a completed file: it is theirs now.
+    private mutating func edit() {
+        guard let manager,
+            let id = manager.machine.ids.first(where: { manager.machine.item($0, now: 0).state == .completed })
+        else { return }
+        let name = manager.machine.item(id, now: 0).name
+        if ledger.edit(name, disk: &disk) { note("user: edits \(name)") }
     }
 }

@@ -15,46 +15,36 @@ struct SimulatedManager {
     typealias Machine = DownloadManagerStateMachine<UInt64>
     typealias ItemID = DownloadManager.ItemID
 
-    /// One run of an item, between the manager's start and its end.
-    struct Run {
-        enum Step {
-            /// The body has not opened the `.part` yet.
-            case opening
-            /// The request is out.
-            case requested(DownloadAttemptStateMachine)
-            /// The body arrives: what is left of it, and whether the connection drops after it.
-            case receiving(DownloadAttemptStateMachine, SimulatedServer.Response, rest: [UInt8], writeAt: Int64)
-            /// The `.part` is complete: the rename is next.
-            case finalizing
-            /// The run is over; the manager hears how.
-            case ended(Machine.Outcome)
-        }
-
-        let start: Machine.Start
-        var step: Step
-        var metadata: PartMetadata?
-        var cancelled = false
-    }
-
     private(set) var machine: Machine
-    private(set) var runs: [UInt64: Run] = [:]
+    private(set) var runs: [UInt64: SimulatedRun] = [:]
+    let durability: Durability
     /// Unlinks owed until a journal write succeeds, with the names they clean.
     private var owedUnlinks: [String] = []
     private var owedCleaning: [String] = []
     private(set) var isClosed = false
+    /// `close()` wrote the journal, so it removed what stopped runs left (journal first).
+    private(set) var closedCleanly = false
     /// A journal write failed: the manager tries again later (`retryJournal`).
     private(set) var retryOwed = false
+    /// Adds refused because the journal's sync failed: a power loss before the next commit may keep
+    /// their records (the refused add comes back; a kill never brings it back).
+    private(set) var doubtfulAdds: [ItemID] = []
+    /// With `.system`, an item completed: the journal is synced soon (`syncJournalSoon`).
+    private(set) var syncOwed = false
     var log: [String] = []
-    /// Unlinks the journal on disk did not justify (see `noteUnjustifiedUnlinks`).
-    private(set) var unjustifiedUnlinks: [String] = []
+    /// Rules the executor saw broken: unlinks the journal on disk did not justify (see
+    /// `noteUnjustifiedUnlinks`), two runs of one name at once, what runs saw.
+    private(set) var brokenRules: [String] = []
 
     static let directory = URL(fileURLWithPath: "/simulated")
 
     /// Opens the folder as `DownloadManager.init` does: recovers the journal, rewrites it, restores.
-    init(disk: inout SimulatedDisk, limit: Int, perHost: Int?) throws {
+    init(disk: inout SimulatedDisk, limit: Int, perHost: Int?, durability: Durability) throws {
+        self.durability = durability
         let recovery = try JournalRecovery(journal: disk.journal, facts: disk.facts)
         for name in recovery.unlinks { disk.unlink(name) }
         try disk.replaceJournal(recovery.journal)
+        if durability == .system { disk.sync() }
         machine = Machine(
             directory: Self.directory, limit: limit, perHost: perHost, interval: .milliseconds(100),
             window: .seconds(2))
@@ -69,7 +59,22 @@ struct SimulatedManager {
         let prepared = try machine.prepare(requests)
         try writeJournal(disk: &disk)
         let records = Machine.records(of: prepared)
-        if !records.isEmpty { try disk.appendJournal(DownloadJournal.encode(records)) }
+        if !records.isEmpty {
+            // `JournalFile.appendSynced`: all or nothing, a failed sync cuts the lines back off.
+            let before = disk.journal.count
+            try disk.appendJournal(DownloadJournal.encode(records))
+            if durability == .system {
+                do {
+                    try disk.syncJournal()
+                } catch {
+                    disk.truncateJournal(to: before)
+                    // The cut is not synced: until the next commit a power loss may keep the lines
+                    // (an fsync that failed may have written them).
+                    doubtfulAdds += records.map { ItemID(rawValue: $0.id) }
+                    throw error
+                }
+            }
+        }
         let (ids, actions) = machine.commit(prepared, now: 0)
         perform(actions, disk: &disk)
         return ids
@@ -109,12 +114,13 @@ struct SimulatedManager {
         for generation in actions.cancels { runs[generation]?.cancelled = true }
         let compacted: Bool
         do {
-            try Self.apply(machine.compacted(), disk: &disk)
+            try Self.apply(machine.compacted(), durability: durability, disk: &disk)
             compacted = true
         } catch {
             compacted = false
         }
         isClosed = true
+        closedCleanly = compacted
         if compacted {
             for name in owedUnlinks + actions.unlinks { disk.unlink(name) }
             owedUnlinks = []
@@ -130,22 +136,31 @@ struct SimulatedManager {
         perform(retry, disk: &disk)
     }
 
+    /// The sync `DownloadManager.syncJournalSoon` queues after a completion, with `.system`.
+    mutating func syncJournal(disk: inout SimulatedDisk) {
+        syncOwed = false
+        disk.sync()
+    }
+
     // MARK: Carrying out actions
 
     mutating func writeJournal(disk: inout SimulatedDisk) throws {
         guard !isClosed, let write = machine.takeJournal() else { return }
         do {
-            try Self.apply(write, disk: &disk)
+            try Self.apply(write, durability: durability, disk: &disk)
         } catch {
             machine.untake(write)
             throw error
         }
     }
 
-    static func apply(_ write: Machine.JournalWrite, disk: inout SimulatedDisk) throws {
+    static func apply(_ write: Machine.JournalWrite, durability: Durability, disk: inout SimulatedDisk) throws {
         switch write {
         case .append(let records): try disk.appendJournal(DownloadJournal.encode(records))
-        case .rewrite(let header, let records): try disk.replaceJournal(DownloadJournal.encode(header: header, records))
+        case .rewrite(let header, let records):
+            // `JournalFile.replace`: the new file synced before its rename, the folder after.
+            try disk.replaceJournal(DownloadJournal.encode(header: header, records))
+            if durability == .system { disk.sync() }
         }
     }
 
@@ -170,6 +185,7 @@ struct SimulatedManager {
             (owedUnlinks, owedCleaning) = ([], [])
         }
         if let failure, failure != .closed { retryOwed = true }
+        if actions.syncsJournal, durability == .system { syncOwed = true }
         for generation in actions.cancels { runs[generation]?.cancelled = true }
         noteUnjustifiedUnlinks(unlinks, disk: disk)
         for name in unlinks { disk.unlink(name) }
@@ -182,12 +198,14 @@ struct SimulatedManager {
     /// never unlinked — a crash would bring the item back with its file gone. (A `.part` may go
     /// before its record: at worst an item downloads again.)
     private mutating func noteUnjustifiedUnlinks(_ names: [String], disk: SimulatedDisk) {
-        guard !names.isEmpty, let onDisk = try? DownloadJournal.parse(disk.journal) else { return }
-        for name in names where disk.facts(name) != .missing {
+        let present = names.filter { disk.facts($0) != .missing }
+        guard !present.isEmpty, let onDisk = try? DownloadJournal.parse(disk.journal) else { return }
+        for name in present {
             guard let entry = onDisk.entries.first(where: { $0.name == name }) else { continue }
             switch entry.status {
             case .finishing, .completed:
-                unjustifiedUnlinks.append("unlinked \(name) while the journal says item \(entry.id) is \(entry.status)")
+                brokenRules.append(
+                    "journal first: unlinked \(name) while the journal says item \(entry.id) is \(entry.status)")
             case .pending, .suspended, .failed, .cancelled:
                 break
             }
@@ -196,15 +214,18 @@ struct SimulatedManager {
 
     private mutating func launch(_ start: Machine.Start, disk: inout SimulatedDisk) {
         guard machine.isCurrent(start.id, start.generation) else {
-            runs[start.generation] = Run(start: start, step: .ended(.cancelled))
+            runs[start.generation] = SimulatedRun(start: start, ended: .cancelled)
             return
         }
         if !start.replacesFile, case .file = disk.facts(start.name) {
             let failure = DownloadManager.ItemError(kind: .fileInTheWay, message: "\(start.name) exists")
-            runs[start.generation] = Run(start: start, step: .ended(.failed(failure)))
+            runs[start.generation] = SimulatedRun(start: start, ended: .failed(failure))
             return
         }
-        runs[start.generation] = Run(start: start, step: .opening)
+        if let other = runs.values.first(where: { $0.start.name == start.name && !$0.isEnded }) {
+            brokenRules.append("two runs of \(start.name) at once: \(other.start.generation) and \(start.generation)")
+        }
+        runs[start.generation] = SimulatedRun(start: start)
         if let stale = machine.attach(start.generation, to: start.id, generation: start.generation) {
             runs[stale]?.cancelled = true
         }
@@ -220,123 +241,66 @@ struct SimulatedManager {
         _ generation: UInt64, disk: inout SimulatedDisk, server: SimulatedServer, random: inout SimulationRandom
     ) {
         guard var run = runs[generation] else { return }
+        defer { if let broken = runs[generation]?.broken { brokenRules.append(broken) } }
         let start = run.start
-        let parts = PartNames(for: start.name)
-        func end(_ outcome: Machine.Outcome) {
-            run.step = .ended(outcome)
+        if run.cancelled, !run.isEnded, !run.isFinalizing {
+            run.end(.cancelled, disk: &disk)
             runs[generation] = run
-        }
-        func fail(_ error: any Error) { end(.failed(DownloadManager.ItemError(error))) }
-        if run.cancelled, case .ended = run.step {
-        } else if run.cancelled, case .finalizing = run.step {
-        } else if run.cancelled {
-            return end(.cancelled)
+            return
         }
         switch run.step {
-        case .opening:
-            do {
-                try disk.openPart(parts.part)
-                run.metadata = disk.readMetadata(parts.metadata)
-                let length = Int64(disk.bytes(parts.part)?.count ?? 0)
-                let offset = DownloadAttemptStateMachine.resumeOffset(
-                    partLength: length, metadata: run.metadata, url: start.url, item: start.id.rawValue,
-                    blindResume: false)
-                if offset == nil { try disk.truncate(parts.part) }
-                run.step = .requested(
-                    DownloadAttemptStateMachine(
-                        url: start.url, path: start.name, resumingAt: offset, metadata: run.metadata,
-                        item: start.id.rawValue))
-                runs[generation] = run
-            } catch {
-                fail(error)
-            }
-        case .requested(var attempt):
-            let response = server.respond(
-                to: start.url.absoluteString, headers: attempt.requestHeaders, random: &random)
-            log.append("  run \(generation) \(start.name): \(response.note)")
-            do {
-                switch try attempt.received(status: response.status, headers: response.headers) {
-                case .write(let offset, let total, let truncating, let metadata):
-                    if truncating { try disk.truncate(parts.part) }
-                    if let metadata {
-                        try disk.writeMetadata(parts.metadata, metadata)
-                        run.metadata = metadata
-                    }
-                    _ = machine.began(start.id, generation: generation, offset: offset, total: total, now: 0)
-                    run.step = .receiving(attempt, response, rest: response.body, writeAt: truncating ? 0 : offset)
-                case .startOver:
-                    try disk.truncate(parts.part)
-                    disk.unlink(parts.metadata)
-                    run.metadata = nil
-                    run.step = .requested(
-                        DownloadAttemptStateMachine(url: start.url, path: start.name, resumingAt: nil, metadata: nil))
-                case .readErrorBody, .finalizeWhenDone:
-                    run.step = .receiving(attempt, response, rest: response.body, writeAt: 0)
-                }
-                runs[generation] = run
-            } catch {
-                fail(error)
-            }
-        case .receiving(var attempt, let response, let rest, let writeAt):
-            let dropsNow = response.drops && (rest.isEmpty || random.chance(30))
-            if rest.isEmpty || dropsNow {
-                switch attempt.ended(withError: dropsNow) {
-                case .startOver:
-                    do {
-                        try disk.truncate(parts.part)
-                        run.metadata = nil
-                        run.step = .requested(
-                            DownloadAttemptStateMachine(
-                                url: start.url, path: start.name, resumingAt: nil, metadata: nil))
-                        runs[generation] = run
-                    } catch {
-                        fail(error)
-                    }
-                case .failWithStatus(let body):
-                    let head = HTTPURLResponse(
-                        url: start.url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: [:])!
-                    fail(HTTPStatusError(HTTPReply(head, body: Data(body))))
-                case .failWithTransportError, .failWithoutResponse:
-                    fail(TransportError(URLError(.networkConnectionLost), url: start.url))
-                case .fail(let error):
-                    fail(error)
-                case .finalize:
-                    run.step = .finalizing
-                    runs[generation] = run
-                }
-                return
-            }
-            let piece = Array(rest.prefix(random.int(1...max(1, rest.count))))
-            do {
-                let action = try piece.withUnsafeBytes { try attempt.received($0) }
-                var at = writeAt
-                if case .write = action {
-                    try disk.write(parts.part, at: writeAt, piece)
-                    at += Int64(piece.count)
-                    _ = machine.received(start.id, generation: generation, count: piece.count, now: 0)
-                }
-                run.step = .receiving(attempt, response, rest: Array(rest.dropFirst(piece.count)), writeAt: at)
-                runs[generation] = run
-            } catch {
-                fail(error)
-            }
         case .finalizing:
-            let length = Int64(disk.bytes(parts.part)?.count ?? 0)
-            guard machine.finishing(start.id, generation: generation, size: length) else { return end(.cancelled) }
-            do {
-                try writeJournal(disk: &disk)
-                // The rename happens only if the run is not cancelled by then (`PartFile.finalize`).
-                guard !run.cancelled else { return end(.cancelled) }
-                try disk.renameNoReplace(parts.part, to: start.name)
-                disk.unlink(parts.metadata)
-                end(.completed)
-            } catch {
-                fail(error)
-            }
+            finalize(&run, disk: &disk)
+            runs[generation] = run
         case .ended(let outcome):
             runs[generation] = nil
             log.append("  run \(generation) \(start.name) ended: \(outcome)")
             perform(machine.runEnded(start.id, generation: generation, outcome, now: 0), disk: &disk)
+        default:
+            let event = run.advance(disk: &disk, server: server, random: &random, log: &log)
+            runs[generation] = run
+            switch event {
+            case .began(let offset, let total)?:
+                _ = machine.began(start.id, generation: generation, offset: offset, total: total, now: 0)
+            case .received(let count)?:
+                _ = machine.received(start.id, generation: generation, count: count, now: 0)
+            case nil:
+                break
+            }
+        }
+    }
+
+    /// `DownloadManager.finalizing` and `Download.finalize`: the checksum, the `finishing` record
+    /// (synced with `.system`), then the `.part` synced, renamed never replacing, the folder synced.
+    private mutating func finalize(_ run: inout SimulatedRun, disk: inout SimulatedDisk) {
+        let start = run.start
+        let parts = PartNames(for: start.name)
+        let generation = start.generation
+        let length = Int64(disk.bytes(parts.part)?.count ?? 0)
+        if let checksum = start.checksum {
+            _ = machine.verifying(start.id, generation: generation, now: 0)
+            let actual = Checksum.digest(checksum.algorithm, of: disk.bytes(parts.part) ?? [])
+            guard actual == checksum else {
+                let message = "checksum mismatch for \(start.name): expected \(checksum), got \(actual)"
+                return run.end(
+                    .failed(DownloadManager.ItemError(kind: .checksumMismatch, message: message)), disk: &disk)
+            }
+        }
+        guard machine.finishing(start.id, generation: generation, size: length) else {
+            return run.end(.cancelled, disk: &disk)
+        }
+        do {
+            try writeJournal(disk: &disk)
+            if durability == .system { disk.sync() }
+            if durability == .system { try disk.syncFile() }
+            // The rename happens only if the run is not cancelled by then (`PartFile.finalize`).
+            guard !run.cancelled else { return run.end(.cancelled, disk: &disk) }
+            try disk.rename(parts.part, to: start.name, replacing: start.replacesFile)
+            if durability == .system { disk.sync() }
+            disk.unlink(parts.metadata)
+            run.end(.completed, disk: &disk)
+        } catch {
+            run.end(.failed(DownloadManager.ItemError(error)), disk: &disk)
         }
     }
 }

@@ -1,7 +1,11 @@
 import Foundation
 
 /// Resources whose versions change, and the ways a server answers: honestly, or ignoring `If-Range`,
-/// dropping validators, failing, lying about lengths, cutting the body short or sending too much.
+/// dropping validators, failing, lying about lengths, cutting the body short or sending too much,
+/// sending a content-coded body despite `Accept-Encoding: identity` (the transport decodes it: its
+/// length and ranges are not the bytes written), a 200 or 416 that lies about ranges; and through a
+/// redirect (which the transport follows) to a mirror with validators of its own, maybe a version
+/// behind.
 struct SimulatedServer {
     /// One file the server has, in its current version.
     struct Resource {
@@ -11,18 +15,46 @@ struct SimulatedServer {
     }
 
     /// One answer: status, headers (lowercased names), the body, and whether the connection drops
-    /// after `body` (a truncated transfer).
+    /// after `body` (a truncated transfer); `lie` says what the answer lies about (nil: honest).
     struct Response {
         var status: Int
         var headers: [String: String]
         var body: [UInt8]
         var drops: Bool
         var note: String
+        var lie: String?
     }
 
     private(set) var resources: [String: Resource] = [:]
-    /// Every version each resource had, by its content: a completed file must be one of them.
-    private(set) var versions: [String: Set<[UInt8]>] = [:]
+    /// Every version each resource had, by its content: a completed file must be one of them (a
+    /// redirect's mirror's versions count as its origin's).
+    private var versions: [String: Set<[UInt8]>] = [:]
+    /// The resources that redirect now, to their mirror.
+    private var redirects: [String: String] = [:]
+
+    /// Whether `bytes` are one whole version of the resource `url` names (or of its mirror).
+    func isVersion(_ bytes: [UInt8], of url: String) -> Bool {
+        let url = Self.resource(url)
+        return versions[url]?.contains(bytes) == true || versions[Self.mirror(of: url)]?.contains(bytes) == true
+    }
+
+    /// The mirror a resource may redirect to: another host, the same file, validators of its own.
+    static func mirror(of url: String) -> String { url.replacingOccurrences(of: "://h", with: "://mirror-h") }
+
+    /// The resource starts or stops redirecting to its mirror, which serves its current version or
+    /// the one before it.
+    mutating func toggleRedirect(_ url: String, random: inout SimulationRandom) {
+        guard redirects[url] == nil, let resource = resources[url] else {
+            redirects[url] = nil
+            return
+        }
+        let mirror = Self.mirror(of: url)
+        let version = random.chance(70) ? resource.version : max(1, resource.version - 1)
+        let length = resources[mirror] == nil || random.chance(50) ? resource.length : resources[mirror]!.length
+        resources[mirror] = Resource(version: version, length: length, hasETag: random.chance(50))
+        versions[mirror, default: []].insert(Self.content(url, version: version, length: length))
+        redirects[url] = mirror
+    }
 
     mutating func add(_ url: String, length: Int, hasETag: Bool) {
         resources[url] = Resource(version: 1, length: length, hasETag: hasETag)
@@ -40,6 +72,7 @@ struct SimulatedServer {
 
     /// The bytes of `url` in `version`: different for every version and position.
     static func content(_ url: String, version: Int, length: Int) -> [UInt8] {
+        let url = url.replacingOccurrences(of: "://mirror-h", with: "://h")
         let hash = url.utf8.reduce(UInt64(version) &* 0x100_0000_01B3) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
         return (0..<length).map { index in UInt8(truncatingIfNeeded: (hash >> UInt64(index % 8 * 8)) &+ UInt64(index)) }
     }
@@ -49,18 +82,35 @@ struct SimulatedServer {
         url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
     }
 
-    private static func etag(_ version: Int) -> String { "\"v\(version)\"" }
-    private static func lastModified(_ version: Int) -> String { "Day \(version)" }
+    private static func etag(_ version: Int, _ url: String) -> String {
+        url.contains("://mirror-") ? "\"m\(version)\"" : "\"v\(version)\""
+    }
+    private static func lastModified(_ version: Int, _ url: String) -> String {
+        url.contains("://mirror-") ? "Night \(version)" : "Day \(version)"
+    }
 
-    /// What the server answers a request with `headers`, in one of its moods.
+    /// What the server answers a request with `headers`, in one of its moods (after the redirect the
+    /// transport follows, if the resource redirects now).
     func respond(to url: String, headers: [String: String], random: inout SimulationRandom) -> Response {
-        let url = Self.resource(url)
+        var url = Self.resource(url)
+        var redirected = ""
+        if let mirror = redirects[url] {
+            url = mirror
+            redirected = " (redirected)"
+        }
+        var response = answer(url, headers: headers, random: &random)
+        response.note += redirected
+        return response
+    }
+
+    private func answer(_ url: String, headers: [String: String], random: inout SimulationRandom) -> Response {
         guard let resource = resources[url] else {
-            return Response(status: 404, headers: [:], body: Array("no such file".utf8), drops: false, note: "404")
+            return Response(
+                status: 404, headers: [:], body: Array("no such file".utf8), drops: false, note: "404", lie: nil)
         }
         let content = Self.content(url, version: resource.version, length: resource.length)
-        var validators: [String: String] = ["last-modified": Self.lastModified(resource.version)]
-        if resource.hasETag { validators["etag"] = Self.etag(resource.version) }
+        var validators: [String: String] = ["last-modified": Self.lastModified(resource.version, url)]
+        if resource.hasETag { validators["etag"] = Self.etag(resource.version, url) }
         let validatorMatches =
             headers["If-Range"].map { $0 == validators["etag"] || $0 == validators["last-modified"] } ?? true
         var offset: Int?
@@ -72,18 +122,21 @@ struct SimulatedServer {
             let status = random.pick([500, 503, 429])
             var failing: [String: String] = [:]
             if random.chance(50) { failing["retry-after"] = random.pick(["1", "0", "-5", "99999999999999999999"]) }
-            return Response(status: status, headers: failing, body: Array("busy".utf8), drops: false, note: "\(status)")
+            return Response(
+                status: status, headers: failing, body: Array("busy".utf8), drops: false, note: "\(status)", lie: nil)
         case 6..<10:
             // A lying Content-Length.
-            let lie = random.pick(["-1", "abc", "5000000000000000000", "\(resource.length + 5)"])
+            let lie = random.pick([
+                "-1", "abc", "5000000000000000000", "99999999999999999999", "\(resource.length + 5)",
+            ])
             return Response(
                 status: 200, headers: validators.merging(["content-length": lie]) { $1 }, body: content, drops: false,
-                note: "200 lying length \(lie)")
+                note: "200 lying length \(lie)", lie: "Content-Length of \(lie)")
         case 10..<14:
             // Too much: more bytes than announced.
             return Response(
                 status: 200, headers: validators.merging(["content-length": "\(resource.length)"]) { $1 },
-                body: content + [1, 2, 3], drops: false, note: "200 over-long")
+                body: content + [1, 2, 3], drops: false, note: "200 over-long", lie: "an over-long body")
         case 14..<20 where offset != nil:
             // Ignores If-Range: a range of the current version, whatever the validator.
             let start = min(offset!, resource.length)
@@ -92,12 +145,39 @@ struct SimulatedServer {
             range["content-range"] = "bytes \(start)-\(max(start, resource.length - 1))/\(resource.length)"
             return Response(
                 status: 206, headers: range, body: Array(content[start...]), drops: false,
-                note: "206 ignoring If-Range")
+                note: "206 ignoring If-Range", lie: "If-Range ignored")
         case 20..<23 where offset != nil:
             // A Content-Range that does not start where asked.
             var range = validators
             range["content-range"] = "bytes 0-\(max(0, resource.length - 1))/\(resource.length)"
-            return Response(status: 206, headers: range, body: content, drops: false, note: "206 from 0")
+            return Response(
+                status: 206, headers: range, body: content, drops: false, note: "206 from 0", lie: "a range from 0")
+        case 23..<26:
+            // Gzip despite `Accept-Encoding: identity`: the body written is decoded, its announced
+            // length the encoded one; a range of the encoded bytes decodes to something else.
+            var coded = validators
+            coded["content-encoding"] = "gzip"
+            coded["content-length"] = "\(resource.length / 2 + 3)"
+            guard let offset, random.chance(60) else {
+                return Response(status: 200, headers: coded, body: content, drops: false, note: "200 gzip", lie: nil)
+            }
+            let start = min(offset, resource.length)
+            coded["content-range"] = "bytes \(start)-\(max(start, resource.length - 1))/\(resource.length)"
+            return Response(
+                status: 206, headers: coded, body: content, drops: false, note: "206 gzip", lie: "a coded range")
+        case 26..<28 where resource.length > 1:
+            // A 200 that says it is a part of the file (`Content-Range` not from 0), with that part.
+            let start = random.int(1...resource.length - 1)
+            var partial = validators
+            partial["content-range"] = "bytes \(start)-\(resource.length - 1)/\(resource.length)"
+            return Response(
+                status: 200, headers: partial, body: Array(content[start...]), drops: false,
+                note: "200 with Content-Range from \(start)", lie: "a 200 with a part")
+        case 28..<30 where offset != nil:
+            // A 416 that proves nothing: no validator, maybe no Content-Range.
+            var lying: [String: String] = [:]
+            if random.chance(50) { lying["content-range"] = "bytes */\(offset!)" }
+            return Response(status: 416, headers: lying, body: [], drops: false, note: "416 lying", lie: "a 416")
         default:
             break
         }
@@ -107,15 +187,16 @@ struct SimulatedServer {
             guard offset < resource.length else {
                 var range = validators
                 if random.chance(70) { range["content-range"] = "bytes */\(resource.length)" }
-                return Response(status: 416, headers: range, body: [], drops: false, note: "416")
+                return Response(status: 416, headers: range, body: [], drops: false, note: "416", lie: nil)
             }
             var range = validators
             range["content-range"] = "bytes \(offset)-\(resource.length - 1)/\(resource.length)"
             range["content-length"] = "\(resource.length - offset)"
-            return Response(status: 206, headers: range, body: Array(content[offset...]), drops: drops, note: "206")
+            return Response(
+                status: 206, headers: range, body: Array(content[offset...]), drops: drops, note: "206", lie: nil)
         }
         var whole = validators
         whole["content-length"] = "\(resource.length)"
-        return Response(status: 200, headers: whole, body: content, drops: drops, note: "200")
+        return Response(status: 200, headers: whole, body: content, drops: drops, note: "200", lie: nil)
     }
 }
