@@ -8,7 +8,10 @@ module (`description`, `errorDescription`, `==`, …) and overrides of a supercl
 documentation and are not required (so no filler like "/// The message." is needed); synthesized
 members are not in the sources and are skipped.
 
-Usage: .ci/check-doc-comments.py [MODULE ...]     (default: MODULES below)
+Usage: .ci/check-doc-comments.py [--docc] [MODULE ...]     (default: MODULES below)
+--docc reads the symbol graphs `swift package generate-documentation` extracted for each module
+(.build/*/extracted-symbols/*/MODULE/), so that CI, which has just built the documentation, does not
+extract them a second time.
 To check JobKitNetworking too, add it to MODULES (or pass it on the command line).
 """
 import glob
@@ -23,8 +26,23 @@ MODULES = ["JobKit", "JobKitTesting", "JobKitServer", "JobKitNetworking", "JobKi
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def docc_directory(module):
+    """The folder where the DocC plugin extracted `module`'s symbol graphs, or None."""
+    found = glob.glob(os.path.join(ROOT, ".build", "*", "extracted-symbols", "*", module))
+    return max(found, key=os.path.getmtime) if found else None
+
+
 def main():
-    modules = sys.argv[1:] or MODULES
+    arguments = sys.argv[1:]
+    docc = "--docc" in arguments
+    modules = [argument for argument in arguments if argument != "--docc"] or MODULES
+    if docc:
+        directories = {module: docc_directory(module) for module in modules}
+        absent = [module for module, directory in directories.items() if directory is None]
+        if absent:
+            print(f"no DocC symbol graphs for {', '.join(absent)}: run swift package generate-documentation first")
+            return 1
+        return check(modules, directories)
     output = subprocess.run(
         ["swift", "package", "dump-symbol-graph", "--minimum-access-level", "public"],
         cwd=ROOT, capture_output=True, text=True)
@@ -36,9 +54,15 @@ def main():
     if not directory or not os.path.isdir(directory):
         candidates = glob.glob(os.path.join(ROOT, ".build", "*", "*", "symbolgraph"))
         directory = max(candidates, key=os.path.getmtime)
+    return check(modules, {module: directory for module in modules})
+
+
+def check(modules, directories):
+    """Lists the undocumented public symbols of `modules`, whose graphs are in `directories`."""
     sources = os.path.join(ROOT, "Sources") + os.sep
     missing = []
     for module in modules:
+        directory = directories[module]
         # `Module.symbols.json` and the `Module@Other.symbols.json` of its extensions to other modules.
         paths = glob.glob(os.path.join(directory, f"{module}.symbols.json"))
         paths += glob.glob(os.path.join(directory, f"{module}@*.symbols.json"))
@@ -56,6 +80,8 @@ def main():
             for symbol in graph.get("symbols", []):
                 if symbol.get("accessLevel") not in ("public", "open"):
                     continue
+                if symbol["kind"]["identifier"] == "swift.extension":
+                    continue  # an extension block (DocC's graphs list them): its members are checked
                 location = symbol.get("location", {}).get("uri", "")
                 if not location.startswith("file://" + sources):
                     continue  # synthesized, or declared by another module

@@ -201,14 +201,19 @@ final class JournalFile {
     }
 
     /// Appends `data` and syncs it (with `.system` durability): all or nothing — when the sync
-    /// fails, the lines are cut back off, so that no record of a failed call is honoured later.
+    /// fails, the lines are cut back off, so that no record of a failed call is honoured later; the
+    /// cut is synced in turn (best effort: a disk that failed once may fail again), so that a power
+    /// loss soon after does not bring the lines back.
     func appendSynced(_ data: Data) throws(DownloadManagerError) {
         let before = length
         try append(data)
         do {
             try sync()
         } catch {
-            if descriptor?.truncate(to: before) == nil { length = before }
+            if let descriptor, descriptor.truncate(to: before) == nil {
+                length = before
+                _ = descriptor.sync()
+            }
             throw error
         }
     }

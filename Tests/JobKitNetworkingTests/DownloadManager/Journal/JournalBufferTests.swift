@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -87,7 +88,7 @@ import Testing
         var onDisk = 0
         var largest = 0
         let live = 300
-        for id in 1...1_000_000 {
+        for id in 1...scaledForTheRun(1_000_000) {
             buffer.record(record(UInt64(id % live)))
             guard id % 7 == 0 else { continue }
             switch buffer.take(compacted: compacted(live)) {

@@ -1,3 +1,4 @@
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -122,7 +123,7 @@ import Testing
         var scheduler = HostScheduler(limit: 10, perHost: nil)
         scheduler.enqueue(id(1), host: "a")
         scheduler.enqueue(id(2), host: "a")
-        for _ in 0..<100_000 {
+        for _ in 0..<scaledForTheRun(100_000) {
             scheduler.withdraw(id(2), host: "a")
             scheduler.enqueue(id(2), host: "a")
             _ = scheduler.claimNext { $0 == id(1) }

@@ -1,3 +1,4 @@
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -79,7 +80,7 @@ import Testing
 
     @Test func aMillionStopsLeaveNothingBehind() {
         var names = NameGuard()
-        for generation in UInt64(1)...1_000_000 {
+        for generation in UInt64(1)...UInt64(scaledForTheRun(1_000_000)) {
             let name = "f\(generation % 16)"
             names.stopped(run: generation, of: name, removingPart: [name + ".part"])
             let cleanup = names.runEnded(generation, completed: false) { _ in false }

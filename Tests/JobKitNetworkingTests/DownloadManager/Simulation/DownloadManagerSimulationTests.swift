@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -21,39 +22,67 @@ import Testing
     /// `JOBKIT_SIMULATION_STOP=1`: stop at the first violation (to see quickly whether a defect is caught).
     static let stopsAtFirst = ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_STOP"] == "1"
 
-    @Test func everyScheduleKeepsTheInvariants() async {
-        // Tens of seconds of work: on a thread of its own, not one of the few the other tests'
-        // tasks share.
-        let (kills, powerLosses, faults, violations, first) = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Self.simulate()) }
-        }
-        print(
-            "simulated \(Self.schedules) schedules (seed \(Self.seed)): \(kills) kills, \(faults) injected faults, "
-                + "\(violations.count) invariant violations")
-        print("of the kills, \(powerLosses) were power losses")
-        if let first { print("the first violation came with schedule \(first)") }
-        for violation in violations.prefix(3) { Issue.record("\(violation)") }
-    }
-
-    private static func simulate() -> (Int, Int, Int, [DownloadManagerSimulation.Violation], Int?) {
+    /// What some schedules came to.
+    struct Tally: Sendable {
         var kills = 0
         var powerLosses = 0
         var faults = 0
-        var violations: [DownloadManagerSimulation.Violation] = []
-        var first: Int?
-        for index in 0..<max(schedules, 0) {
+        /// By schedule index.
+        var violations: [(index: Int, violation: DownloadManagerSimulation.Violation)] = []
+
+        mutating func add(_ other: Tally) {
+            kills += other.kills
+            powerLosses += other.powerLosses
+            faults += other.faults
+            violations += other.violations
+        }
+    }
+
+    @Test func everyScheduleKeepsTheInvariants() async {
+        // Tens of seconds of work, shared among the processors: each worker is a thread of its own,
+        // not one of the few the other tests' tasks share. Schedule `i` is the same whichever worker
+        // runs it, so the outcome does not depend on the number of workers.
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let stop = Locked(false)
+        let tally = await withTaskGroup(of: Tally.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        Thread.detachNewThread {
+                            continuation.resume(returning: Self.simulate(worker: worker, of: workers, stop: stop))
+                        }
+                    }
+                }
+            }
+            var tally = Tally()
+            for await part in group { tally.add(part) }
+            return tally
+        }
+        let violations = tally.violations.sorted { $0.index < $1.index }
+        print(
+            "simulated \(Self.schedules) schedules (seed \(Self.seed)): \(tally.kills) kills, \(tally.faults) injected "
+                + "faults, \(violations.count) invariant violations")
+        print("of the kills, \(tally.powerLosses) were power losses")
+        if let first = violations.first { print("the first violation came with schedule \(first.index + 1)") }
+        for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
+    }
+
+    /// Runs the schedules `worker`, `worker + workers`, … (until `stop`, with `JOBKIT_SIMULATION_STOP=1`).
+    private static func simulate(worker: Int, of workers: Int, stop: Locked<Bool>) -> Tally {
+        var tally = Tally()
+        for index in stride(from: worker, to: max(schedules, 0), by: workers) {
+            if stopsAtFirst, stop.current { break }
             var simulation = DownloadManagerSimulation(seed: seed &+ UInt64(index))
             do {
                 try simulation.run(steps: 60)
             } catch {
-                violations.append(error)
-                first = first ?? index + 1
-                if stopsAtFirst { break }
+                tally.violations.append((index, error))
+                if stopsAtFirst { stop.withLock { $0 = true } }
             }
-            kills += simulation.kills
-            powerLosses += simulation.powerLosses
-            faults += simulation.injectedFaults
+            tally.kills += simulation.kills
+            tally.powerLosses += simulation.powerLosses
+            tally.faults += simulation.injectedFaults
         }
-        return (kills, powerLosses, faults, violations, first)
+        return tally
     }
 }

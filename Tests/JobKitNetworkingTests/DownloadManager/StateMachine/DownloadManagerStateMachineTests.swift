@@ -373,7 +373,7 @@ import Testing
         // again behind it: each resume adds a slot, and the stale ones must not pile up.
         var machine = machine(limit: 4, perHost: 1)
         let (ids, _) = try add([request("a"), request("b"), request("c")], to: &machine)
-        for round in 0..<100_000 {
+        for round in 0..<scaledForTheRun(100_000) {
             _ = try machine.suspend(ids[2], now: UInt64(round))
             _ = try machine.resume(ids[2], now: UInt64(round))
         }
