@@ -187,27 +187,27 @@ final class PartFile: Sendable {
     }
 
     /// Empties the `.part` and forgets its metadata: the download starts over.
-    ///
-    /// An empty `.part` (a new one) is not truncated: on ext4 a truncate to zero marks the file to
-    /// be flushed when it is closed (its guard for files rewritten in place), which started the
-    /// disk writing every downloaded file as it took its name.
     func truncate() throws(DownloadError) {
         try withDescriptor { descriptor throws(DownloadError) in
             folder.unlink(names.metadata)
-            let isEmpty = descriptor.size() == 0
-            if let failure = (isEmpty ? nil : descriptor.truncate(to: 0)) ?? descriptor.seek(to: 0) {
-                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
-            }
+            try cut(descriptor, to: 0)
         }
     }
 
     /// Cuts the `.part` to its first `length` bytes, keeping its metadata: a resume continues from
     /// what was flushed before the machine restarted.
     func truncate(to length: Int64) throws(DownloadError) {
-        try withDescriptor { descriptor throws(DownloadError) in
-            if let failure = descriptor.truncate(to: length) ?? descriptor.seek(to: length) {
-                throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
-            }
+        try withDescriptor { descriptor throws(DownloadError) in try cut(descriptor, to: length) }
+    }
+
+    /// Cuts `descriptor` to `length` bytes and positions the next write there. A file already of
+    /// that length is not truncated: on ext4 a truncate to zero marks the file to be flushed when it
+    /// is closed (its guard for files rewritten in place), which started the disk writing every
+    /// downloaded file — each a new, empty `.part` — as it took its name.
+    private func cut(_ descriptor: any DownloadFile, to length: Int64) throws(DownloadError) {
+        let isCut = descriptor.size() == length
+        if let failure = (isCut ? nil : descriptor.truncate(to: length)) ?? descriptor.seek(to: length) {
+            throw DownloadError(kind: .cannotWrite(errno: failure), path: part)
         }
     }
 
