@@ -82,11 +82,18 @@ struct DownloadConnectionsTests {
         let (doneBefore, total) = try #require(Self.segmentProgress(fixture, names[0]))
         #expect(doneBefore < total)
         let missing = Self.missingRanges(fixture, names[0])
+        // nginx logs a request when it ends: the killed run's four (the first `bytes=0-` and three
+        // ranges) once it has seen their connections close.
+        await eventually("nginx logged the killed run's requests") { fixture.requests().count >= 4 }
         let requestsBefore = fixture.requests().count
 
         let second = try await runProduct("jobkit", arguments: arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(fixture.arrived(names[0]))
+        // The last of them may be logged a moment after the client has its bytes and exits.
+        await eventually("nginx logged the second run's requests") {
+            Self.bytesAsked(fixture.requests(from: requestsBefore)) >= total - doneBefore
+        }
         let after = fixture.requests(from: requestsBefore)
         #expect(!after.isEmpty)
         var asked = 0
@@ -106,5 +113,17 @@ struct DownloadConnectionsTests {
             asked += last - first + 1
         }
         #expect(asked >= total - doneBefore, "asked \(asked) bytes; \(total - doneBefore) were missing")
+    }
+
+    /// The bytes the `range=bytes=A-B` requests of `lines` asked for.
+    static func bytesAsked(_ lines: [Substring]) -> Int {
+        lines.reduce(0) { sum, line in
+            guard let range = line.split(separator: " ").first(where: { $0.hasPrefix("range=bytes=") }) else {
+                return sum
+            }
+            let bounds = range.dropFirst("range=bytes=".count).split(separator: "-")
+            guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]) else { return sum }
+            return sum + last - first + 1
+        }
     }
 }
