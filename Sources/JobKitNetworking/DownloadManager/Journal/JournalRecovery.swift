@@ -30,6 +30,13 @@ struct JournalRecovery: Equatable {
             contents.entries[index].status = status
             // A completed file that changed since is somebody else's now: never replaced.
             if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
+            // An item that failed its checksum never resumes a `.part`: it is the one that failed
+            // (killed between the failure's record and its unlink), or one whose later start the
+            // journal lost with the power; the next start downloads the whole file again.
+            if case .failed(let failure) = status, failure.kind == .checksumMismatch {
+                unlinks += parts.all
+                continue
+            }
             if case .file(let size) = part { partLengths[entry.id] = size }
             // What a process killed while writing metadata or finalizing leaves: nothing reads it
             // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.

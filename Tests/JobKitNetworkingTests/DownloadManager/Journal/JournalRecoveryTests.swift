@@ -78,6 +78,21 @@ import Testing
         #expect(recovery.unlinks == PartNames(for: "gone.bin").all)
     }
 
+    @Test func anItemThatFailedItsChecksumResumesNoPart() throws {
+        // Killed between the failure's record and the `.part`'s unlink, or a later start lost with
+        // the power: either way the `.part` is not resumed, and only the item's own files go.
+        let failed = Entry(
+            id: 1, url: URL(string: "https://a.example/sum.bin")!, name: "sum.bin",
+            checksum: try Checksum(sha256: String(repeating: "0f", count: 32)),
+            status: .failed(.init(kind: .checksumMismatch, message: "checksum mismatch for sum.bin")))
+        let recovery = try JournalRecovery(journal: DownloadJournalTests.journal([failed])) {
+            $0 == "sum.bin.part" ? .file(size: 9) : .missing
+        }
+        #expect(recovery.contents.entries.map(\.status) == [failed.status], "it stays failed")
+        #expect(recovery.partLengths.isEmpty)
+        #expect(recovery.unlinks == PartNames(for: "sum.bin").all)
+    }
+
     @Test func aFileThatIsNotAJournalIsRefusedAndNothingIsDecided() {
         #expect(throws: DownloadJournal.ReadError.notAJournal) {
             _ = try JournalRecovery(journal: Data("#!/bin/sh\nrm -rf /\n".utf8)) { _ in .missing }
