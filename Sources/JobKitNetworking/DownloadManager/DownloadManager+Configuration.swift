@@ -145,7 +145,7 @@ extension DownloadManager {
         /// ```
         public var urlRefresher: (@Sendable (_ item: Item, _ status: Int) async -> URL?)?
         /// What sends the requests, when not `transport`: a test's scripted transport.
-        var httpTransport: (any HTTPTransport)?
+        package var httpTransport: (any HTTPTransport)?
         /// What the manager's files live on: its directory, journal, `.part`s and their metadata,
         /// finished files. Default: the real one (`POSIXFileSystem`); a test's in memory.
         package var fileSystem: any DownloadFileSystem = POSIXFileSystem()

@@ -42,7 +42,7 @@ public enum DownloadTransport: Sendable {
     /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`);
     /// AsyncHTTPClient logs the request to `logger`, and reads the body as fast as `throttle`
     /// allows (a URLSession reads it as fast as it comes: see `DownloadManager.Configuration.maxBytesPerSecond`).
-    func start(
+    package func start(
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
         context: ServiceContext? = nil, logger: Logger? = nil, throttle: Throttle? = nil
     ) {

@@ -10,25 +10,27 @@ import JobKit
 /// the one before returned (`HTTPClientTransfer`) — so a handler's own state needs no lock.
 // Safety: every callback arrives on the owning client's serial delegate queue, one at a time, or
 // from an `HTTPClientTransfer`, which submits each to the pool once the one before has run.
-final class TransferHandler: @unchecked Sendable {
+package final class TransferHandler: @unchecked Sendable {
     /// Decides what to do with the response: true to receive its body, false to end the task (it
     /// then completes with `URLError(.cancelled)`).
-    var onResponse: (HTTPURLResponse) throws -> Bool = { _ in true }
-    var onData: (Data) throws -> Void = { _ in }
+    package var onResponse: (HTTPURLResponse) throws -> Bool = { _ in true }
+    package var onData: (Data) throws -> Void = { _ in }
     /// Takes the body's bytes instead of `onData` where the transport has them in a buffer of its
     /// own (AsyncHTTPClient): no copy into a `Data`.
-    var onBytes: ((UnsafeRawBufferPointer) throws -> Void)?
-    var onSent: (_ sent: Int64, _ expected: Int64) -> Void = { _, _ in }
-    var onComplete: (_ response: URLResponse?, _ error: (any Error)?) -> Void = { _, _ in }
+    package var onBytes: ((UnsafeRawBufferPointer) throws -> Void)?
+    package var onSent: (_ sent: Int64, _ expected: Int64) -> Void = { _, _ in }
+    package var onComplete: (_ response: URLResponse?, _ error: (any Error)?) -> Void = { _, _ in }
     /// A failure raised by `onResponse` or `onData` (a file that cannot be written, say).
-    var failure: (any Error)?
+    package var failure: (any Error)?
     /// The task's start and cancellation; set before the task starts.
-    var transfer: RunningTransfer?
+    package var transfer: RunningTransfer?
     /// The body length the response announced (-1: unknown), and the bytes received so far.
-    var expected: Int64 = -1
-    var received: Int64 = 0
+    package var expected: Int64 = -1
+    package var received: Int64 = 0
     /// The rest of the body is dropped as it arrives.
-    var discardsBody = false
+    package var discardsBody = false
+
+    package init() {}
 }
 
 extension TransferHandler {

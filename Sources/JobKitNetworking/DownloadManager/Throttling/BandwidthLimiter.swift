@@ -13,9 +13,9 @@ import JobKit
 ///
 /// **Threading.** Every method may be called from any thread. `resume` runs once, on a thread of
 /// the scheduler's, with no lock held — or never, when the wait is cancelled first.
-final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
+package final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
     /// One transfer's wait for its next read.
-    struct Wait: Hashable, Sendable {
+    package struct Wait: Hashable, Sendable {
         fileprivate let id: Int
     }
 

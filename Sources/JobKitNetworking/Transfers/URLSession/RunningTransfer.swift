@@ -12,7 +12,7 @@ import JobKit
 /// a job body waiting there would hold a thread of the shared global pool. A task whose run is
 /// cancelled before it started is never started (nor cancelled: FoundationNetworking can trap on a
 /// cancelled task that never ran).
-final class RunningTransfer: Sendable {
+package final class RunningTransfer: Sendable {
     private enum State {
         case notStarted
         case starting
