@@ -31,7 +31,7 @@ struct DownloadManagerSimulation {
     private var disk = SimulatedDisk()
     private var server = SimulatedServer()
     private var manager: SimulatedManager?
-    private var ledger: SimulationLedger
+    private var ledger = SimulationLedger()
     private var log: [String] = []
     /// Kills, power losses included.
     private(set) var kills = 0
@@ -52,7 +52,6 @@ struct DownloadManagerSimulation {
     init(seed: UInt64) {
         self.seed = seed
         random = SimulationRandom(seed: seed)
-        ledger = SimulationLedger(replayEvery: random.int(2...4))
         perHost = random.chance(30) ? 1 : nil
         durability = random.chance(50) ? .system : .process
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }

@@ -18,10 +18,8 @@ struct SimulationLedger {
     private var removing: [ItemID: String] = [:]
     /// Every item an `add` returned: no other is ever restored (a failed add leaves no record).
     private var added: Set<ItemID> = []
-    /// The journal's replay, checked after every `every`-th step.
-    private var replay: JournalReplay
-
-    init(replayEvery: Int) { replay = JournalReplay(every: replayEvery) }
+    /// The journal's replay, checked after every step.
+    private var replay = JournalReplay()
     /// Completed files the user edited.
     private var edited: Set<String> = []
     /// `.part`s a power loss left with no record of their item (the journal's last records gone):
