@@ -112,13 +112,16 @@ struct RestoreServer {
         let first = try DownloadManager(
             directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), onUpdate: log.handler)
         try first.add(contentsOf: (Self.quick + Self.stalled).map { .init(url: server.url($0)) })
-        await eventually("the quick ones completed and the stalled ones have bytes") {
-            Self.quick.allSatisfy { exists(folder.appendingPathComponent($0)) }
-                && Self.stalled.allSatisfy {
-                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
+        await first.until("the quick ones completed and the stalled ones have bytes") { update in
+            update.totals.completed == 3
+                && Self.stalled.allSatisfy { name in
+                    update.items.first { $0.name == name }?.progress.received == Int64(RestoreServer.stallAt)
                 }
-                && first.totals.completed == 3
         }
+        #expect(Self.quick.allSatisfy { exists(folder.appendingPathComponent($0)) })
+        #expect(
+            Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt })
+        #expect(first.totals.completed == 3)
 
         if cleanly {
             first.close()

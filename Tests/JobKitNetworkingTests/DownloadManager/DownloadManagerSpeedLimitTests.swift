@@ -16,7 +16,7 @@ import Testing
         let bytes = pattern(1 << 20)
         let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
         defer { server.stop() }
-        let scheduler = TestScheduler()
+        let scheduler = WatchedScheduler()
         let folder = try scratchFolder()
         let log = UpdateLog()
         var configuration = testConfiguration(log)
@@ -26,11 +26,14 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(server.url("limited.bin"))
 
-        await eventually("the download waits for the limit") { scheduler.scheduledCount >= 1 }
+        await scheduler.until("the download waits for the limit") { !$0.isEmpty }
         let before = manager.item(id)?.progress.received ?? 0
         #expect(before < 1 << 20)
         scheduler.advance(by: .seconds(1))
-        await eventually("the next chunks are read") { (manager.item(id)?.progress.received ?? 0) > before }
+        // Time stands still: each chunk read is followed by a timer (its progress's delivery, or the
+        // limit's next wait), so the scheduler sees the change. (The manager never calls the scheduler
+        // with its lock held, so reading the manager under the scheduler's watch cannot deadlock.)
+        await scheduler.until("the next chunks are read") { _ in (manager.item(id)?.progress.received ?? 0) > before }
         manager.setMaxBytesPerSecond(nil)
         #expect(manager.maxBytesPerSecond == nil)
         let summary = await manager.waitUntilFinished()
@@ -56,7 +59,7 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(server.url("measured.bin"))
         // Measured from the first bytes on: the manager's and the server's start are not the limit's.
-        await eventually("the first bytes arrived") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        await manager.until("the first bytes arrived", item: id) { $0.progress.received > 0 }
         let started = DispatchTime.now().uptimeNanoseconds
         let first = manager.item(id)?.progress.received ?? 0
         let summary = await manager.waitUntilFinished()
@@ -81,7 +84,7 @@ import Testing
         request.maxBytesPerSecond = 32 << 10  // 4 MiB would take two minutes
         let id = try manager.add(contentsOf: [request])[0]
 
-        await eventually("the download runs") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        await manager.until("the download runs", item: id) { $0.progress.received > 0 }
         let started = DispatchTime.now().uptimeNanoseconds
         try manager.setMaxBytesPerSecond(nil, for: id)
         let summary = await manager.waitUntilFinished()

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JobKit
 import JobKitTestSupport
@@ -123,7 +124,8 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(server.url("holiday.mov"))
         let part = folder.appendingPathComponent("holiday.mov.part")
-        await eventually("half of it arrived") { fileSize(part) == 50_000 }
+        await manager.until("half of it arrived", item: id) { $0.progress.received == 50_000 }
+        #expect(fileSize(part) == 50_000)
         try Data("mine\n".utf8).write(to: folder.appendingPathComponent("holiday.mov"))
         gate.open()
         _ = await manager.waitUntilFinished()
@@ -153,7 +155,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("x.bin"))
-        await eventually("it started") { fileSize(folder.appendingPathComponent("x.bin.part")) == 10_000 }
+        await manager.until("it started", item: id) { $0.progress.received == 10_000 }
+        #expect(fileSize(folder.appendingPathComponent("x.bin.part")) == 10_000)
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("x.bin/inner"), withIntermediateDirectories: true)
         gate.open()
@@ -263,7 +266,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         let id = try manager.add(server.url("a.bin"))
         let part = folder.appendingPathComponent("a.bin.part")
-        await eventually("it has bytes") { fileSize(part) == 20_000 }
+        await manager.until("it has bytes", item: id) { $0.progress.received == 20_000 }
+        #expect(fileSize(part) == 20_000)
 
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.remove(id) }
@@ -300,7 +304,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let first = try manager.add(server.url("first"), name: "a.bin")
-        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
+        await manager.until("it has bytes", item: first) { $0.progress.received == 20_000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000)
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.remove(first) }
         full.withLock { $0 = false }
@@ -313,11 +318,16 @@ import Testing
     @Test func aFailedJournalWriteIsTriedAgainUntilTheDiskRecovers() async throws {
         let folder = try scratchFolder()
         let full = LockedBox<Bool>.make(false)
+        let tries = Watched(0)
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
         defer { server.stop() }
         let log = UpdateLog()
         var configuration = configuration(log)
-        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        configuration.queue = DispatchQueue(label: "manager", attributes: .concurrent)
+        configuration.testHooks.journalFailure = {
+            tries.withLock { $0 += 1 }
+            return full.withLock { $0 } ? ENOSPC : nil
+        }
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("a.bin"))
@@ -325,10 +335,12 @@ import Testing
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
         #expect(exists(folder.appendingPathComponent("a.bin")), "nothing unlinked before the journal says why")
+        let failed = tries.current
         full.withLock { $0 = false }
-        await eventually("the retry wrote the record and did the unlink") {
-            !exists(folder.appendingPathComponent("a.bin"))
-        }
+        // The retry runs on the manager's queue: once it tried the journal, its block's end is the end of its work.
+        await tries.until("the retry tries the journal again") { $0 > failed }
+        await configuration.queue.drained()
+        #expect(!exists(folder.appendingPathComponent("a.bin")), "the retry wrote the record and did the unlink")
     }
 
     @Test func aFileRemovedAsItTakesItsNameIsUnlinkedOnlyOnceTheRemoveIsRecorded() async throws {
@@ -378,19 +390,29 @@ import Testing
         let folder = try scratchFolder()
         let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
         let full = LockedBox<Bool>.make(false)
+        let tries = Watched(0)
         let log = UpdateLog()
         var configuration = configuration(log)
-        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
+        configuration.queue = DispatchQueue(label: "manager", attributes: .concurrent)
+        configuration.testHooks.journalFailure = {
+            tries.withLock { $0 += 1 }
+            return full.withLock { $0 } ? ENOSPC : nil
+        }
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("a.bin"))
-        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
+        await manager.until("it has bytes", item: id) { $0.progress.received == 20_000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000)
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.suspend(id) }
+        let failed = tries.current
         full.withLock { $0 = false }
-        await eventually("the retry wrote the suspend record") {
-            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("suspended")
-        }
+        // The retry runs on the manager's queue: once it tried the journal, its block's end is the end of its work.
+        await tries.until("the retry tries the journal again") { $0 > failed }
+        await configuration.queue.drained()
+        #expect(
+            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("suspended"),
+            "the retry wrote the suspend record")
     }
 
     @Test func anAddWhoseSyncFailsLeavesNoRecordARestartHonours() throws {
@@ -429,7 +451,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("a.bin"))
-        await eventually("it started") { fileSize(folder.appendingPathComponent("a.bin.part")) == 1000 }
+        await manager.until("it started", item: id) { $0.progress.received == 1000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 1000)
         full.withLock { $0 = true }
         gate.open()
         _ = await manager.waitUntilFinished()
@@ -540,9 +563,11 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
         defer { manager.close() }
         let url = URL(string: "http://user:secret@127.0.0.1:\(server.port)/private.bin")!
-        try manager.add(url)
+        let id = try manager.add(url)
         let metadata = folder.appendingPathComponent("private.bin.part.meta")
-        await eventually("the metadata is written") { exists(metadata) }
+        // Written with the response, before the first byte.
+        await manager.until("the first bytes arrived", item: id) { $0.progress.received == 10_000 }
+        #expect(exists(metadata), "the metadata is written")
         #expect(mode(of: journal) == 0o600)
         #expect(mode(of: metadata) == 0o600)
         let response = try #require(HTTPURLResponse(url: url, statusCode: 404, httpVersion: nil, headerFields: [:]))

@@ -2,16 +2,17 @@ import Foundation
 import JobKit
 import JobKitTestSupport
 import JobKitTesting
+import Testing
 
 @testable import JobKitNetworking
 
 /// A download manager's world with no disk, no sockets and no real time: a `MemoryFileSystem`, a
 /// `ScriptedTransport` serving `bytes` (honouring `Range` with `If-Range`, so a `.part` resumes)
-/// and a `TestScheduler`. Managers opened on it one after another share the disk, as processes
-/// started one after another share a directory.
+/// and a `WatchedScheduler` (a `TestScheduler` a test can wait on). Managers opened on it one after
+/// another share the disk, as processes started one after another share a directory.
 struct MemoryDownloads {
     let disk = MemoryFileSystem()
-    let scheduler = TestScheduler()
+    let scheduler = WatchedScheduler()
     /// The manager's directory on `disk` (its own per world: destinations are claimed per path).
     let folder = URL(fileURLWithPath: "/memory-\(UUID().uuidString)/downloads")
     let bytes: Data
@@ -70,4 +71,15 @@ struct MemoryDownloads {
 
     /// The names in the manager's directory.
     var names: [String] { disk.names(in: folder.path) }
+
+    /// Suspends until `condition` holds for the bytes of `name` in the manager's directory (nil: no
+    /// such file), resumed by the file operation that makes it true.
+    @discardableResult
+    func until(
+        _ what: String, file name: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping @Sendable (Data?) -> Bool
+    ) async -> Bool {
+        let folder = folder.path
+        return await disk.until(what, sourceLocation: sourceLocation) { condition($0.contents(of: name, in: folder)) }
+    }
 }
