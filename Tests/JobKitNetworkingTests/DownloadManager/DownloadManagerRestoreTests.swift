@@ -201,16 +201,22 @@ struct RestoreServer {
             server.server.stop()
         }
         let folder = try scratchFolder()
+        let events = try LineFIFO()
+        defer { events.close() }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DOWNLOAD_PROBE_EVENTS"] = events.path
         let child = try LaunchedProcess(
             [folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString },
-            product: "DownloadManagerProbe")
+            product: "DownloadManagerProbe", environment: environment)
         defer { child.send(SIGKILL) }
-        await eventually("the quick ones completed and the stalled ones have bytes") {
-            Self.quick.allSatisfy { child.output.contains("completed \($0)") }
-                && Self.stalled.allSatisfy {
-                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
-                }
+        // The child tells its deliveries as they happen: bytes are told once they are in the `.part`.
+        await events.until("the quick ones completed and the stalled ones have bytes") { lines in
+            Self.quick.allSatisfy { lines.contains("completed \($0)") }
+                && Self.stalled.allSatisfy { lines.contains("received \($0) \(RestoreServer.stallAt)") }
         }
+        #expect(Self.quick.allSatisfy { child.output.contains("completed \($0)") })
+        #expect(
+            Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt })
 
         child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
