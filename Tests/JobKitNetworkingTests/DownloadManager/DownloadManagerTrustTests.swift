@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import JobKit
 import JobKitTestSupport
@@ -315,32 +314,24 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == pattern(500))
     }
 
+    /// On a file system in memory, a scripted transport and a test scheduler: the disk refuses the
+    /// `remove` record once, and the retry a second later writes it and does the unlink it owed.
     @Test func aFailedJournalWriteIsTriedAgainUntilTheDiskRecovers() async throws {
-        let folder = try scratchFolder()
-        let full = LockedBox<Bool>.make(false)
-        let tries = Watched(0)
-        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
-        defer { server.stop() }
-        let log = UpdateLog()
-        var configuration = configuration(log)
-        configuration.queue = DispatchQueue(label: "manager", attributes: .concurrent)
-        configuration.testHooks.journalFailure = {
-            tries.withLock { $0 += 1 }
-            return full.withLock { $0 } ? ENOSPC : nil
-        }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let world = MemoryDownloads(bytes: pattern(100))
+        let manager = try world.open()
         defer { manager.close() }
-        let id = try manager.add(server.url("a.bin"))
+        let id = try manager.add(world.url)
         _ = await manager.waitUntilFinished()
-        full.withLock { $0 = true }
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: ENOSPC)
         #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
-        #expect(exists(folder.appendingPathComponent("a.bin")), "nothing unlinked before the journal says why")
-        let failed = tries.current
-        full.withLock { $0 = false }
-        // The retry runs on the manager's queue: once it tried the journal, its block's end is the end of its work.
-        await tries.until("the retry tries the journal again") { $0 > failed }
-        await configuration.queue.drained()
-        #expect(!exists(folder.appendingPathComponent("a.bin")), "the retry wrote the record and did the unlink")
+        #expect(world.contents(of: "big.bin") != nil, "nothing unlinked before the journal says why")
+        #expect(world.scheduler.scheduledDelays.contains(DownloadManager.journalRetryDelay), "the retry is scheduled")
+        world.scheduler.advance(by: DownloadManager.journalRetryDelay)
+        // The retry runs on the manager's queue: its unlink is an operation on the disk.
+        await world.until("the retry wrote the record and did the unlink", file: "big.bin") { $0 == nil }
+        #expect(
+            world.contents(of: DownloadJournal.fileName).map { String(decoding: $0, as: UTF8.self) }?.contains(
+                #""op":"remove""#) == true)
     }
 
     @Test func aFileRemovedAsItTakesItsNameIsUnlinkedOnlyOnceTheRemoveIsRecorded() async throws {
@@ -380,39 +371,23 @@ import Testing
         #expect(back.isEmpty || exists(folder.appendingPathComponent("a.bin")), "never back with its file gone")
     }
 
+    /// On a file system in memory, a scripted transport (holding the body half-way, as a stalled
+    /// server) and a test scheduler: the disk refuses the `suspend` record once, and the retry a
+    /// second later writes it with no other call.
     @Test func aFailedRecordIsWrittenOnceTheDiskRecoversWithNoOtherCall() async throws {
-        let gate = Gate()
-        let server = try ScriptedServer { _, _ in .stall(body: pattern(40_000), sent: 20_000, until: gate) }
-        defer {
-            gate.open()
-            server.stop()
-        }
-        let folder = try scratchFolder()
-        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
-        let full = LockedBox<Bool>.make(false)
-        let tries = Watched(0)
-        let log = UpdateLog()
-        var configuration = configuration(log)
-        configuration.queue = DispatchQueue(label: "manager", attributes: .concurrent)
-        configuration.testHooks.journalFailure = {
-            tries.withLock { $0 += 1 }
-            return full.withLock { $0 } ? ENOSPC : nil
-        }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let world = MemoryDownloads(bytes: pattern(40_000), holdAt: 20_000)
+        let manager = try world.open()
         defer { manager.close() }
-        let id = try manager.add(server.url("a.bin"))
-        await manager.until("it has bytes", item: id) { $0.progress.received == 20_000 }
-        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000)
-        full.withLock { $0 = true }
+        let id = try manager.add(world.url)
+        await world.transport.untilHolding(0)
+        #expect(world.contents(of: "big.bin.part")?.count == 20_000, "it has bytes")
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: ENOSPC)
         #expect(throws: DownloadManagerError.self) { try manager.suspend(id) }
-        let failed = tries.current
-        full.withLock { $0 = false }
-        // The retry runs on the manager's queue: once it tried the journal, its block's end is the end of its work.
-        await tries.until("the retry tries the journal again") { $0 > failed }
-        await configuration.queue.drained()
-        #expect(
-            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("suspended"),
-            "the retry wrote the suspend record")
+        #expect(world.scheduler.scheduledDelays.contains(DownloadManager.journalRetryDelay), "the retry is scheduled")
+        world.scheduler.advance(by: DownloadManager.journalRetryDelay)
+        await world.until("the retry wrote the suspend record", file: DownloadJournal.fileName) { journal in
+            journal.map { String(decoding: $0, as: UTF8.self) }?.contains("suspended") == true
+        }
     }
 
     @Test func anAddWhoseSyncFailsLeavesNoRecordARestartHonours() throws {

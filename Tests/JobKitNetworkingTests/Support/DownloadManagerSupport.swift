@@ -15,14 +15,6 @@ func testConfiguration(
         progressInterval: .milliseconds(20))
 }
 
-extension DispatchQueue {
-    /// Suspends until every block submitted to this queue before now has ended: a barrier's turn.
-    /// For a private concurrent (or serial) queue — a barrier on a global queue is a plain block.
-    func drained() async {
-        await withCheckedContinuation { continuation in async(flags: .barrier) { continuation.resume() } }
-    }
-}
-
 extension DownloadManager.State {
     var isFailed: Bool {
         if case .failed = self { return true }
