@@ -40,10 +40,12 @@ import Testing
 
     /// Progress alone is coalesced on the scheduler's clock: with time standing still, a running
     /// download's progress waits for the interval; moving time delivers it. On the scripted transport,
-    /// which holds the second half of the body as a stalled server would.
+    /// which holds the body before its first byte (until the item's `running` is delivered: progress
+    /// arriving while a state change's delivery is due rides on it) and at its half, as a stalled
+    /// server would.
     @Test func coalescedProgressIsDeliveredWhenTheSchedulersTimeComes() async throws {
         let bytes = pattern(200_000)
-        let transport = ScriptedTransport { _, _ in .init(status: 200, body: bytes, holdsAt: 100_000) }
+        let transport = ScriptedTransport { _, _ in .init(status: 200, body: bytes, holds: [0, 100_000]) }
         let scheduler = WatchedScheduler()
         let log = UpdateLog()
         var configuration = testConfiguration(log)
@@ -52,8 +54,11 @@ import Testing
         let folder = try scratchFolder()
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
-        try manager.add(URL(string: "http://scripted.test/slow.bin")!)
+        let id = try manager.add(URL(string: "http://scripted.test/slow.bin")!)
 
+        await transport.untilHolding(0)
+        await log.wait(for: id, toBe: .running)
+        transport.release()
         await transport.untilHolding(0)
         #expect(manager.items.first?.progress.received == 100_000, "the first half has arrived")
         await scheduler.until("the delivery waits for the scheduler") { !$0.isEmpty }

@@ -15,8 +15,8 @@ import Tracing
 /// A transport without sockets: each request gets the answer a test's script gives it, its body fed
 /// to the handler in 16 KiB pieces on a serial queue, as a client's delegate queue would. A run's
 /// cancel ends its request with `URLError(.cancelled)` before the next piece. An answer may hold
-/// the rest of its body after `holdsAt` bytes until `release()`, as a stalled server does; a test
-/// waits for that moment with `untilHolding(_:)`.
+/// the rest of its body at given offsets until `release()`, as a stalled server does; a test waits
+/// for that moment with `untilHolding(_:)`.
 final class ScriptedTransport: HTTPTransport, Sendable {
     /// An answer: a status, headers, a body, and whether the connection drops after `sent` bytes.
     struct Answer: Sendable {
@@ -25,8 +25,9 @@ final class ScriptedTransport: HTTPTransport, Sendable {
         var body = Data()
         /// Sends only this many bytes of `body`, then fails as a dropped connection.
         var sent: Int?
-        /// Sends this many bytes of `body`, then holds the rest until `release()` (or the run's cancel).
-        var holdsAt: Int?
+        /// At each of these offsets of `body` (in order), holds the rest until `release()` (or the
+        /// run's cancel); 0 holds it before the first byte.
+        var holds: [Int] = []
     }
 
     /// The requests so far, and the bodies held: how the rest of each goes on, by request index.
@@ -57,8 +58,8 @@ final class ScriptedTransport: HTTPTransport, Sendable {
         await log.until(what, sourceLocation: sourceLocation) { condition($0.requests) }
     }
 
-    /// Suspends until request `index` (from 0) holds its body at `holdsAt`: the handler has taken
-    /// every byte before it (the manager counted them).
+    /// Suspends until request `index` (from 0) holds its body at its next hold: the handler has
+    /// taken every byte before it (the manager counted them).
     func untilHolding(_ index: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
         await log.until("request \(index) holds its body", sourceLocation: sourceLocation) { $0.held[index] != nil }
     }
@@ -113,13 +114,13 @@ final class ScriptedTransport: HTTPTransport, Sendable {
     ) {
         do {
             let end = min(answer.sent ?? answer.body.count, answer.body.count)
-            let hold = answer.holdsAt.map { min($0, end) }
+            let hold = answer.holds.first.map { min($0, end) }
             var offset = offset
             while offset < end {
                 if cancelled.withLock({ $0 }) { return handler.onComplete(response, URLError(.cancelled)) }
                 if offset == hold {
                     var released = answer
-                    released.holdsAt = nil
+                    released.holds.removeFirst()
                     let rest: @Sendable () -> Void = { [self, released, offset] in
                         queue.async {
                             self.send(

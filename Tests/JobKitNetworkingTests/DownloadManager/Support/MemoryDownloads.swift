@@ -28,20 +28,20 @@ struct MemoryDownloads {
         self.bytes = bytes
         transport = ScriptedTransport { request, index in
             let sent = index == dropping ? dropAt : nil
-            let hold = index == dropping ? holdAt : nil
+            let holds = index == dropping ? holdAt.map { [$0] } ?? [] : []
             let bounds = request.value(forHTTPHeaderField: "Range").map {
                 $0.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
             }
             let ifRange = request.value(forHTTPHeaderField: "If-Range")
             guard let bounds, bounds.count == 2, ifRange == nil || ifRange == "\"v1\"", let start = Int(bounds[0])
             else {
-                return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent, holdsAt: hold)
+                return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent, holds: holds)
             }
             let end = Int(bounds[1]) ?? bytes.count - 1
             return .init(
                 status: 206,
                 headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(bytes.count)"],
-                body: bytes.subdata(in: start..<end + 1), sent: sent, holdsAt: hold)
+                body: bytes.subdata(in: start..<end + 1), sent: sent, holds: holds)
         }
     }
 
