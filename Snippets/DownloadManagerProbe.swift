@@ -11,7 +11,9 @@ ProbeDownloadManager.run(Array(CommandLine.arguments.dropFirst()))
 ///
 /// Adds every URL (4 at once), prints `completed NAME` (flushed) as each file completes and
 /// `finished COMPLETED FAILED` when the queue drains, then exits 0. A directory another manager
-/// holds prints the error and exits 3.
+/// holds prints the error and exits 3. With `DOWNLOAD_PROBE_EVENTS` naming a FIFO (or a file), it
+/// also writes there, with each delivery, `received NAME BYTES` for every running item and
+/// `completed NAME` for each completed one: a test waits on them instead of polling the directory.
 enum ProbeDownloadManager {
     static func run(_ arguments: [String]) -> Never {
         guard let directory = arguments.first else {
@@ -19,6 +21,9 @@ enum ProbeDownloadManager {
             exit(64)
         }
         let results = DispatchQueue(label: "probe.download-manager")
+        let events = ProcessInfo.processInfo.environment["DOWNLOAD_PROBE_EVENTS"].flatMap {
+            FileHandle(forWritingAtPath: $0)
+        }
         let manager: DownloadManager
         do {
             manager = try DownloadManager(
@@ -27,6 +32,10 @@ enum ProbeDownloadManager {
             ) { update in
                 for case .changed(let item) in update.events where item.state == .completed {
                     say("completed \(item.name)")
+                    events?.write(Data("completed \(item.name)\n".utf8))
+                }
+                for item in update.items where item.state == .running {
+                    events?.write(Data("received \(item.name) \(item.progress.received)\n".utf8))
                 }
             }
             try manager.add(contentsOf: arguments.dropFirst().compactMap(URL.init(string:)).map { .init(url: $0) })

@@ -8,27 +8,23 @@ import Testing
 /// A completed file the user changed since is theirs: `remove(deletingFile:)` leaves it, as a restore
 /// does (found by the simulation, issue 22).
 @Suite(.timeLimit(.minutes(2))) struct DownloadManagerEditedFileTests {
+    /// On a file system in memory, a scripted transport and a test scheduler: the edit is an append
+    /// in place (the same file, a new length).
     @Test func removeDeletingFileLeavesACompletedFileTheUserChangedSince() async throws {
-        let folder = try scratchFolder()
-        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
-        defer { server.stop() }
-        let log = UpdateLog()
-        let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+        let world = MemoryDownloads(bytes: pattern(100))
+        let manager = try world.open()
         defer { manager.close() }
-        let edited = try manager.add(server.url("edited.bin"))
-        let untouched = try manager.add(server.url("untouched.bin"))
+        let edited = try manager.add(URL(string: "http://scripted.test/edited.bin")!)
+        let untouched = try manager.add(URL(string: "http://scripted.test/untouched.bin")!)
         _ = await manager.waitUntilFinished()
-        let file = folder.appendingPathComponent("edited.bin")
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data("my notes".utf8))
-        try handle.close()
+        try world.append(Data("my notes".utf8), to: "edited.bin")
 
         try manager.remove(edited, deletingFile: true)
         try manager.remove(untouched, deletingFile: true)
 
-        await eventually("the untouched file is removed") { !exists(folder.appendingPathComponent("untouched.bin")) }
-        #expect(try Data(contentsOf: file) == pattern(100) + Data("my notes".utf8), "the edited file stays as it is")
+        // Its record written, the remove unlinks the file itself: gone when it returns.
+        #expect(world.contents(of: "untouched.bin") == nil, "the untouched file is removed")
+        #expect(
+            world.contents(of: "edited.bin") == pattern(100) + Data("my notes".utf8), "the edited file stays as it is")
     }
 }

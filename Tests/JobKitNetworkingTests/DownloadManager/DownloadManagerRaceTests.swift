@@ -12,7 +12,7 @@ import Testing
     final class ManagerBox: Sendable {
         private let box = LockedBox<DownloadManager?>.make(nil)
         /// What a hook saw, in order.
-        private let seen = LockedBox<[String]>.make([])
+        private let seen = Watched<[String]>([])
         private let acted = LockedBox<Bool>.make(false)
 
         var manager: DownloadManager? {
@@ -20,9 +20,14 @@ import Testing
             set { box.withLock { $0 = newValue } }
         }
 
-        var notes: [String] { seen.withLock { $0 } }
+        var notes: [String] { seen.current }
 
         func note(_ text: String) { seen.withLock { $0.append(text) } }
+
+        /// Suspends until a hook noted something, resumed by its note.
+        func untilNoted(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+            await seen.until(what, sourceLocation: sourceLocation) { !$0.isEmpty }
+        }
 
         /// True the first time only.
         func once() -> Bool {
@@ -55,7 +60,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         box.manager = manager
         let id = try manager.add(server.url("a.bin"))
-        await eventually("a has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 40_000 }
+        await manager.until("a has bytes", item: id) { $0.progress.received == 40_000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 40_000)
 
         try manager.cancel(id)
 
@@ -97,7 +103,8 @@ import Testing
         defer { manager.close() }
         box.manager = manager
         let id = try manager.add(server.url("r.bin"))
-        await eventually("r has bytes") { fileSize(folder.appendingPathComponent("r.bin.part")) == 50_000 }
+        await manager.until("r has bytes", item: id) { $0.progress.received == 50_000 }
+        #expect(fileSize(folder.appendingPathComponent("r.bin.part")) == 50_000)
 
         try manager.suspend(id)
         let summary = await manager.waitUntilFinished()
@@ -128,12 +135,14 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("x.bin"))
-        await eventually("x has bytes") { fileSize(folder.appendingPathComponent("x.bin.part")) == 30_000 }
+        await manager.until("x has bytes", item: id) { $0.progress.received == 30_000 }
+        #expect(fileSize(folder.appendingPathComponent("x.bin.part")) == 30_000)
 
         try manager.remove(id)
 
         #expect(box.notes.first == "journaled")
-        await eventually("the part is gone") { !exists(folder.appendingPathComponent("x.bin.part")) }
+        // The remove unlinks the `.part` itself, once its record is written: gone when it returns.
+        #expect(!exists(folder.appendingPathComponent("x.bin.part")))
     }
 
     @Test func aCancelOnceTheFileIsTakingItsNameIsTooLateAndTheItemCompletes() async throws {
@@ -186,10 +195,10 @@ import Testing
         box.manager = manager
 
         let first = try manager.add(url)
-        await log.wait(until: { _ in log.events.contains { if case .removed = $0 { true } else { false } } })
+        await log.wait(until: { $0.flatMap(\.events).contains { if case .removed = $0 { true } else { false } } })
         // The hook removes, then adds: between the two the manager is idle, and on a slow machine (the
         // sanitizer, tests side by side) `waitUntilFinished` could return there, before the add.
-        await eventually("the hook added the name again") { !box.notes.isEmpty }
+        await box.untilNoted("the hook added the name again")
 
         let summary = await manager.waitUntilFinished()
         #expect(box.notes == ["pending"], "the new item waits for the removed one's file to go")

@@ -112,13 +112,16 @@ struct RestoreServer {
         let first = try DownloadManager(
             directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), onUpdate: log.handler)
         try first.add(contentsOf: (Self.quick + Self.stalled).map { .init(url: server.url($0)) })
-        await eventually("the quick ones completed and the stalled ones have bytes") {
-            Self.quick.allSatisfy { exists(folder.appendingPathComponent($0)) }
-                && Self.stalled.allSatisfy {
-                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
+        await first.until("the quick ones completed and the stalled ones have bytes") { update in
+            update.totals.completed == 3
+                && Self.stalled.allSatisfy { name in
+                    update.items.first { $0.name == name }?.progress.received == Int64(RestoreServer.stallAt)
                 }
-                && first.totals.completed == 3
         }
+        #expect(Self.quick.allSatisfy { exists(folder.appendingPathComponent($0)) })
+        #expect(
+            Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt })
+        #expect(first.totals.completed == 3)
 
         if cleanly {
             first.close()
@@ -198,16 +201,22 @@ struct RestoreServer {
             server.server.stop()
         }
         let folder = try scratchFolder()
+        let events = try LineFIFO()
+        defer { events.close() }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DOWNLOAD_PROBE_EVENTS"] = events.path
         let child = try LaunchedProcess(
             [folder.path] + (Self.quick + Self.stalled).map { server.url($0).absoluteString },
-            product: "DownloadManagerProbe")
+            product: "DownloadManagerProbe", environment: environment)
         defer { child.send(SIGKILL) }
-        await eventually("the quick ones completed and the stalled ones have bytes") {
-            Self.quick.allSatisfy { child.output.contains("completed \($0)") }
-                && Self.stalled.allSatisfy {
-                    fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt
-                }
+        // The child tells its deliveries as they happen: bytes are told once they are in the `.part`.
+        await events.until("the quick ones completed and the stalled ones have bytes") { lines in
+            Self.quick.allSatisfy { lines.contains("completed \($0)") }
+                && Self.stalled.allSatisfy { lines.contains("received \($0) \(RestoreServer.stallAt)") }
         }
+        #expect(Self.quick.allSatisfy { child.output.contains("completed \($0)") })
+        #expect(
+            Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt })
 
         child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 

@@ -17,7 +17,7 @@ import Testing
             index == 0 ? .respond(503, headers: ["Retry-After": "120"]) : .respond(200, body: bytes)
         }
         defer { server.stop() }
-        let scheduler = TestScheduler()
+        let scheduler = WatchedScheduler()
         let folder = try scratchFolder()
         let log = UpdateLog()
         var configuration = testConfiguration(
@@ -27,7 +27,7 @@ import Testing
         defer { manager.close() }
         try manager.add(server.url("later.bin"))
 
-        await eventually("the retry waits for the scheduler") { scheduler.scheduledDelays.contains(.seconds(120)) }
+        await scheduler.until("the retry waits for the scheduler") { $0.contains(.seconds(120)) }
         #expect(server.requests.count == 1)
         #expect(manager.items.first?.state == .running)
 
@@ -39,28 +39,32 @@ import Testing
     }
 
     /// Progress alone is coalesced on the scheduler's clock: with time standing still, a running
-    /// download's progress waits for the interval; moving time delivers it.
+    /// download's progress waits for the interval; moving time delivers it. On the scripted transport,
+    /// which holds the body before its first byte (until the item's `running` is delivered: progress
+    /// arriving while a state change's delivery is due rides on it) and at its half, as a stalled
+    /// server would.
     @Test func coalescedProgressIsDeliveredWhenTheSchedulersTimeComes() async throws {
-        let gate = Gate()
         let bytes = pattern(200_000)
-        let server = try ScriptedServer { _, _ in .stall(body: bytes, sent: 100_000, until: gate) }
-        defer { server.stop() }
-        let scheduler = TestScheduler()
+        let transport = ScriptedTransport { _, _ in .init(status: 200, body: bytes, holds: [0, 100_000]) }
+        let scheduler = WatchedScheduler()
         let log = UpdateLog()
         var configuration = testConfiguration(log)
         configuration.scheduler = scheduler
-        let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: configuration, onUpdate: log.handler)
+        configuration.httpTransport = transport
+        let folder = try scratchFolder()
+        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
-        try manager.add(server.url("slow.bin"))
+        let id = try manager.add(URL(string: "http://scripted.test/slow.bin")!)
 
-        await eventually("the first half has arrived") { manager.items.first?.progress.received == 100_000 }
-        await eventually("the delivery waits for the scheduler") { scheduler.scheduledCount >= 1 }
+        await transport.untilHolding(0)
+        await log.wait(for: id, toBe: .running)
+        transport.release()
+        await transport.untilHolding(0)
+        #expect(manager.items.first?.progress.received == 100_000, "the first half has arrived")
+        await scheduler.until("the delivery waits for the scheduler") { !$0.isEmpty }
         scheduler.advance(by: .seconds(1))
-        await eventually("the coalesced progress is delivered") {
-            log.all.last?.items.first?.progress.received == 100_000
-        }
-        gate.open()
+        await log.wait(until: { $0.last?.items.first?.progress.received == 100_000 })
+        transport.release()
         scheduler.advance(by: .seconds(1))
         let summary = await manager.waitUntilFinished()
         #expect(summary.allSucceeded)

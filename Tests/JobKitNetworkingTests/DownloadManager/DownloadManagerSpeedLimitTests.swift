@@ -16,26 +16,33 @@ import Testing
         let bytes = pattern(1 << 20)
         let server = try ScriptedServer { _, _ in .respond(200, body: bytes) }
         defer { server.stop() }
-        let scheduler = TestScheduler()
-        let folder = try scratchFolder()
+        let scheduler = WatchedScheduler()
+        // The files in memory: each chunk read is a write to the `.part` the test can wait for (with
+        // time standing still, nothing the manager delivers or schedules need follow its count).
+        let disk = MemoryFileSystem()
+        let folder = URL(fileURLWithPath: "/memory-\(UUID().uuidString)/downloads")
         let log = UpdateLog()
         var configuration = testConfiguration(log)
         configuration.scheduler = scheduler
+        configuration.fileSystem = disk
         configuration.maxBytesPerSecond = 64 << 10
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
-        let id = try manager.add(server.url("limited.bin"))
+        try manager.add(server.url("limited.bin"))
 
-        await eventually("the download waits for the limit") { scheduler.scheduledCount >= 1 }
-        let before = manager.item(id)?.progress.received ?? 0
+        await scheduler.until("the download waits for the limit") { !$0.isEmpty }
+        let path = folder.path
+        let before = disk.contents(of: "limited.bin.part", in: path)?.count ?? 0
         #expect(before < 1 << 20)
         scheduler.advance(by: .seconds(1))
-        await eventually("the next chunks are read") { (manager.item(id)?.progress.received ?? 0) > before }
+        await disk.until("the next chunks are read") {
+            ($0.contents(of: "limited.bin.part", in: path)?.count ?? 0) > before
+        }
         manager.setMaxBytesPerSecond(nil)
         #expect(manager.maxBytesPerSecond == nil)
         let summary = await manager.waitUntilFinished()
         #expect(summary.allSucceeded)
-        #expect(try Data(contentsOf: folder.appendingPathComponent("limited.bin")) == bytes)
+        #expect(disk.contents(of: "limited.bin", in: path) == bytes)
     }
 
     /// 2 MiB at 512 KiB/s takes about 4 s: the measured rate is never more than 10% over the limit.
@@ -56,7 +63,7 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(server.url("measured.bin"))
         // Measured from the first bytes on: the manager's and the server's start are not the limit's.
-        await eventually("the first bytes arrived") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        await manager.until("the first bytes arrived", item: id) { $0.progress.received > 0 }
         let started = DispatchTime.now().uptimeNanoseconds
         let first = manager.item(id)?.progress.received ?? 0
         let summary = await manager.waitUntilFinished()
@@ -81,7 +88,7 @@ import Testing
         request.maxBytesPerSecond = 32 << 10  // 4 MiB would take two minutes
         let id = try manager.add(contentsOf: [request])[0]
 
-        await eventually("the download runs") { (manager.item(id)?.progress.received ?? 0) > 0 }
+        await manager.until("the download runs", item: id) { $0.progress.received > 0 }
         let started = DispatchTime.now().uptimeNanoseconds
         try manager.setMaxBytesPerSecond(nil, for: id)
         let summary = await manager.waitUntilFinished()

@@ -159,9 +159,11 @@ import Testing
         let part = { @Sendable (name: String) in folder.appendingPathComponent(name + ".part") }
 
         // a and b run (width 2); c and d wait.
-        await eventually("a and b have bytes") {
-            fileSize(part("a.bin")) == 120_000 && fileSize(part("b.bin")) == 120_000
+        await manager.until("a and b have bytes") {
+            $0.item(a)?.progress.received == 120_000 && $0.item(b)?.progress.received == 120_000
         }
+        #expect(fileSize(part("a.bin")) == 120_000)
+        #expect(fileSize(part("b.bin")) == 120_000)
         #expect(manager.item(c)?.state == .pending)
 
         // Suspending a running item keeps its .part and frees its slot: c starts.
@@ -171,7 +173,8 @@ import Testing
         #expect(fileSize(part("a.bin")) == 120_000)
 
         // Cancelling a running item removes its .part: d starts.
-        await eventually("c has bytes") { fileSize(part("c.bin")) == 120_000 }
+        await manager.until("c has bytes", item: c) { $0.progress.received == 120_000 }
+        #expect(fileSize(part("c.bin")) == 120_000)
         try manager.cancel(c)
         #expect(manager.item(c)?.state == .cancelled)
         #expect(!exists(part("c.bin")))
@@ -179,12 +182,13 @@ import Testing
         await log.wait(for: d, toBe: .running)
 
         // Removing a running item forgets it and its .part.
-        await eventually("d has bytes") { fileSize(part("d.bin")) == 120_000 }
+        await manager.until("d has bytes", item: d) { $0.progress.received == 120_000 }
+        #expect(fileSize(part("d.bin")) == 120_000)
         try manager.remove(d)
         #expect(manager.item(d) == nil)
         #expect(!exists(part("d.bin")))
-        await log.wait(until: { _ in
-            log.events.contains { if case .removed(let item) = $0 { item.id == d } else { false } }
+        await log.wait(until: { updates in
+            updates.flatMap(\.events).contains { if case .removed(let item) = $0 { item.id == d } else { false } }
         })
         #expect(throws: DownloadManagerError.unknownItem(d)) { try manager.resume(d) }
 
@@ -230,7 +234,7 @@ import Testing
         let manager = try DownloadManager(
             directory: folder, configuration: testConfiguration(log, maxConcurrent: 2), onUpdate: log.handler)
         let ids = try manager.add(contentsOf: (0..<4).map { .init(url: server.url("f\($0)")) })
-        await eventually("two run") { manager.totals.running == 2 }
+        await manager.until("two run") { $0.totals.running == 2 }
 
         manager.suspendAll()
         #expect(manager.items.allSatisfy { $0.state == .suspended })
@@ -238,7 +242,7 @@ import Testing
         #expect(await manager.waitUntilFinished().suspended.count == 4)
 
         manager.resumeAll()
-        await eventually("two run again") { manager.totals.running == 2 }
+        await manager.until("two run again") { $0.totals.running == 2 }
         manager.cancelAll()
         #expect(manager.items.allSatisfy { $0.state == .cancelled })
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".part") }
@@ -453,7 +457,7 @@ import Testing
 
         try manager.add(contentsOf: requests)
 
-        await eventually("one per host runs") { manager.totals.running == 2 }
+        await manager.until("one per host runs") { $0.totals.running == 2 }
         #expect(manager.items.filter { $0.state == .running }.map(\.name) == ["a0", "b0"])
         release.open()
         let summary = await manager.waitUntilFinished()

@@ -123,7 +123,8 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(server.url("holiday.mov"))
         let part = folder.appendingPathComponent("holiday.mov.part")
-        await eventually("half of it arrived") { fileSize(part) == 50_000 }
+        await manager.until("half of it arrived", item: id) { $0.progress.received == 50_000 }
+        #expect(fileSize(part) == 50_000)
         try Data("mine\n".utf8).write(to: folder.appendingPathComponent("holiday.mov"))
         gate.open()
         _ = await manager.waitUntilFinished()
@@ -153,7 +154,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("x.bin"))
-        await eventually("it started") { fileSize(folder.appendingPathComponent("x.bin.part")) == 10_000 }
+        await manager.until("it started", item: id) { $0.progress.received == 10_000 }
+        #expect(fileSize(folder.appendingPathComponent("x.bin.part")) == 10_000)
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("x.bin/inner"), withIntermediateDirectories: true)
         gate.open()
@@ -263,7 +265,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         let id = try manager.add(server.url("a.bin"))
         let part = folder.appendingPathComponent("a.bin.part")
-        await eventually("it has bytes") { fileSize(part) == 20_000 }
+        await manager.until("it has bytes", item: id) { $0.progress.received == 20_000 }
+        #expect(fileSize(part) == 20_000)
 
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.remove(id) }
@@ -300,7 +303,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let first = try manager.add(server.url("first"), name: "a.bin")
-        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
+        await manager.until("it has bytes", item: first) { $0.progress.received == 20_000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000)
         full.withLock { $0 = true }
         #expect(throws: DownloadManagerError.self) { try manager.remove(first) }
         full.withLock { $0 = false }
@@ -310,25 +314,24 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == pattern(500))
     }
 
+    /// On a file system in memory, a scripted transport and a test scheduler: the disk refuses the
+    /// `remove` record once, and the retry a second later writes it and does the unlink it owed.
     @Test func aFailedJournalWriteIsTriedAgainUntilTheDiskRecovers() async throws {
-        let folder = try scratchFolder()
-        let full = LockedBox<Bool>.make(false)
-        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(100)) }
-        defer { server.stop() }
-        let log = UpdateLog()
-        var configuration = configuration(log)
-        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let world = MemoryDownloads(bytes: pattern(100))
+        let manager = try world.open()
         defer { manager.close() }
-        let id = try manager.add(server.url("a.bin"))
+        let id = try manager.add(world.url)
         _ = await manager.waitUntilFinished()
-        full.withLock { $0 = true }
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: ENOSPC)
         #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
-        #expect(exists(folder.appendingPathComponent("a.bin")), "nothing unlinked before the journal says why")
-        full.withLock { $0 = false }
-        await eventually("the retry wrote the record and did the unlink") {
-            !exists(folder.appendingPathComponent("a.bin"))
-        }
+        #expect(world.contents(of: "big.bin") != nil, "nothing unlinked before the journal says why")
+        #expect(world.scheduler.scheduledDelays.contains(DownloadManager.journalRetryDelay), "the retry is scheduled")
+        world.scheduler.advance(by: DownloadManager.journalRetryDelay)
+        // The retry runs on the manager's queue: its unlink is an operation on the disk.
+        await world.until("the retry wrote the record and did the unlink", file: "big.bin") { $0 == nil }
+        #expect(
+            world.contents(of: DownloadJournal.fileName).map { String(decoding: $0, as: UTF8.self) }?.contains(
+                #""op":"remove""#) == true)
     }
 
     @Test func aFileRemovedAsItTakesItsNameIsUnlinkedOnlyOnceTheRemoveIsRecorded() async throws {
@@ -368,28 +371,22 @@ import Testing
         #expect(back.isEmpty || exists(folder.appendingPathComponent("a.bin")), "never back with its file gone")
     }
 
+    /// On a file system in memory, a scripted transport (holding the body half-way, as a stalled
+    /// server) and a test scheduler: the disk refuses the `suspend` record once, and the retry a
+    /// second later writes it with no other call.
     @Test func aFailedRecordIsWrittenOnceTheDiskRecoversWithNoOtherCall() async throws {
-        let gate = Gate()
-        let server = try ScriptedServer { _, _ in .stall(body: pattern(40_000), sent: 20_000, until: gate) }
-        defer {
-            gate.open()
-            server.stop()
-        }
-        let folder = try scratchFolder()
-        let journal = folder.appendingPathComponent(".jobkit-downloads.journal")
-        let full = LockedBox<Bool>.make(false)
-        let log = UpdateLog()
-        var configuration = configuration(log)
-        configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let world = MemoryDownloads(bytes: pattern(40_000), holdAt: 20_000)
+        let manager = try world.open()
         defer { manager.close() }
-        let id = try manager.add(server.url("a.bin"))
-        await eventually("it has bytes") { fileSize(folder.appendingPathComponent("a.bin.part")) == 20_000 }
-        full.withLock { $0 = true }
+        let id = try manager.add(world.url)
+        await world.transport.untilHolding(0)
+        #expect(world.contents(of: "big.bin.part")?.count == 20_000, "it has bytes")
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: ENOSPC)
         #expect(throws: DownloadManagerError.self) { try manager.suspend(id) }
-        full.withLock { $0 = false }
-        await eventually("the retry wrote the suspend record") {
-            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("suspended")
+        #expect(world.scheduler.scheduledDelays.contains(DownloadManager.journalRetryDelay), "the retry is scheduled")
+        world.scheduler.advance(by: DownloadManager.journalRetryDelay)
+        await world.until("the retry wrote the suspend record", file: DownloadJournal.fileName) { journal in
+            journal.map { String(decoding: $0, as: UTF8.self) }?.contains("suspended") == true
         }
     }
 
@@ -429,7 +426,8 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("a.bin"))
-        await eventually("it started") { fileSize(folder.appendingPathComponent("a.bin.part")) == 1000 }
+        await manager.until("it started", item: id) { $0.progress.received == 1000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 1000)
         full.withLock { $0 = true }
         gate.open()
         _ = await manager.waitUntilFinished()
@@ -540,9 +538,11 @@ import Testing
         let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
         defer { manager.close() }
         let url = URL(string: "http://user:secret@127.0.0.1:\(server.port)/private.bin")!
-        try manager.add(url)
+        let id = try manager.add(url)
         let metadata = folder.appendingPathComponent("private.bin.part.meta")
-        await eventually("the metadata is written") { exists(metadata) }
+        // Written with the response, before the first byte.
+        await manager.until("the first bytes arrived", item: id) { $0.progress.received == 10_000 }
+        #expect(exists(metadata), "the metadata is written")
         #expect(mode(of: journal) == 0o600)
         #expect(mode(of: metadata) == 0o600)
         let response = try #require(HTTPURLResponse(url: url, statusCode: 404, httpVersion: nil, headerFields: [:]))

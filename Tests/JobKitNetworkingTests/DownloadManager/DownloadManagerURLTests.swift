@@ -133,19 +133,46 @@ import Testing
         #expect(manager.item(id)?.state.failure?.status == 410)
     }
 
-    /// A URL refresher that never answers: it sleeps an hour (unless its task is cancelled), then
-    /// gives a URL no test serves. It counts the questions and the cancellations.
+    /// A URL refresher that never answers: it waits until its task is cancelled, then gives a URL no
+    /// test serves. It counts the questions and the cancellations, which a test can wait for.
     final class StalledRefresher: Sendable {
-        private let counts = LockedBox<(asked: Int, cancelled: Int)>.make((0, 0))
-        var asked: Int { counts.withLock { $0.asked } }
-        var cancelled: Int { counts.withLock { $0.cancelled } }
+        private struct Counts: Sendable {
+            var asked = 0
+            var cancelled = 0
+        }
+
+        private let counts = Watched(Counts())
+        var asked: Int { counts.current.asked }
+        var cancelled: Int { counts.current.cancelled }
 
         func refresh(_ item: DownloadManager.Item, _ status: Int) async -> URL? {
             counts.withLock { $0.asked += 1 }
-            try? await Task.sleep(for: .seconds(3600))
+            // An iteration of a stream nobody feeds ends only when the task is cancelled.
+            let (never, feed) = AsyncStream<Never>.makeStream()
+            for await _ in never {}
+            feed.finish()
             if Task.isCancelled { counts.withLock { $0.cancelled += 1 } }
             return URL(string: "https://late.invalid/late.bin")
         }
+
+        /// Suspends until the refresher was asked `count` times.
+        func untilAsked(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+            await counts.until("the refresher was asked", sourceLocation: sourceLocation) { $0.asked >= count }
+        }
+
+        /// Suspends until `count` of the refresher's tasks were cancelled.
+        func untilCancelled(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+            await counts.until("the refresher's task was cancelled", sourceLocation: sourceLocation) {
+                $0.cancelled >= count
+            }
+        }
+    }
+
+    /// Runs `onRelease` when it is released: kept by what a test watches the release of.
+    final class ReleaseSentinel: Sendable {
+        private let onRelease: @Sendable () -> Void
+        init(_ onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
+        deinit { onRelease() }
     }
 
     /// What is done to an item while the refresher is asked for its URL.
@@ -168,7 +195,8 @@ import Testing
         let manager = try manager(folder, UpdateLog(), refresher: refresher.refresh)
         defer { manager.close() }
         var id = try manager.add(server.url("expired.bin"), name: "a.bin")
-        await eventually("the refresher was asked") { refresher.asked == 1 }
+        await refresher.untilAsked(1)
+        #expect(refresher.asked == 1)
         #expect(manager.item(id)?.state == .running, "it keeps its slot while the refresher runs")
 
         switch control {
@@ -187,8 +215,9 @@ import Testing
             #expect(manager.item(id) == nil)
             id = try manager.add(server.url("expired.bin"), name: "a.bin")
         }
-        await eventually("it completed") { [id] in manager.item(id)?.state == .completed }
-        await eventually("the refresher's task was cancelled") { refresher.cancelled == 1 }
+        await manager.until("it completed", item: id) { $0.state == .completed }
+        await refresher.untilCancelled(1)
+        #expect(refresher.cancelled == 1)
 
         #expect(try Data(contentsOf: folder.appendingPathComponent("a.bin")) == Self.bytes)
         let second = control == .replaceURL ? "/fresh.bin" : "/expired.bin"
@@ -203,16 +232,25 @@ import Testing
         let refresher = StalledRefresher()
         weak var released: DownloadManager?
         var id: DownloadManager.ItemID?
+        // The manager keeps its refresher for its lifetime: the sentinel the closure holds goes with it.
+        let sentinelReleased = Watched(false)
         do {
-            let manager = try manager(try scratchFolder(), UpdateLog(), refresher: refresher.refresh)
+            let sentinel = ReleaseSentinel { sentinelReleased.withLock { $0 = true } }
+            let manager = try manager(try scratchFolder(), UpdateLog()) { [sentinel] item, status in
+                withExtendedLifetime(sentinel) {}
+                return await refresher.refresh(item, status)
+            }
             released = manager
             id = try manager.add(server.url("expired.bin"))
-            await eventually("the refresher was asked") { refresher.asked == 1 }
+            await refresher.untilAsked(1)
+            #expect(refresher.asked == 1)
             manager.close()
             #expect(throws: DownloadManagerError.closed) { try manager.resume(id!) }
         }
-        await eventually("the refresher's task was cancelled") { refresher.cancelled == 1 }
-        await DownloadListTests.eventuallyOnMain("the manager was released") { released == nil }
+        await refresher.untilCancelled(1)
+        #expect(refresher.cancelled == 1)
+        await sentinelReleased.until("the manager let go of its refresher") { $0 }
+        #expect(released == nil, "the manager was released")
         #expect(server.requests.count == 1)
     }
 
@@ -231,7 +269,8 @@ import Testing
         let manager = try manager(folder, log)
         defer { manager.close() }
         let id = try manager.add(server.url("old/a.bin"), name: "a.bin")
-        await eventually("half of it arrived") { fileSize(folder.appendingPathComponent("a.bin.part")) == 50_000 }
+        await manager.until("half of it arrived", item: id) { $0.progress.received == 50_000 }
+        #expect(fileSize(folder.appendingPathComponent("a.bin.part")) == 50_000)
         try manager.replaceURL(id, with: server.url("new/a.bin"))
         await log.waitForDrain()
 

@@ -3,6 +3,7 @@ import Foundation
 import JobKit
 import JobKitTestSupport
 import Logging
+import Testing
 import Tracing
 
 @testable import JobKitNetworking
@@ -17,7 +18,7 @@ import Tracing
 /// `ScriptedTransport`; a run's cancel ends its request with `URLError(.cancelled)` before the next
 /// piece.
 final class GatedTransport: HTTPTransport, Sendable {
-    private struct Gate {
+    private struct Gate: Sendable {
         var isOpen = false
         var waiting: [@Sendable () -> Void] = []
     }
@@ -25,8 +26,8 @@ final class GatedTransport: HTTPTransport, Sendable {
     private let queue = DispatchQueue(label: "gated transport")
     private let opensAt: Int
     private let script: @Sendable (URLRequest) -> ScriptedTransport.Answer
-    private let log = LockedBox<[URLRequest]>.make([])
-    private let gate = LockedBox<Gate>.make(Gate())
+    private let log = Watched<[URLRequest]>([])
+    private let gate = Watched<Gate>(Gate())
     /// Each transfer's start and end, by its request's index, in order.
     private let timeline = LockedBox<[(request: Int, starts: Bool)]>.make([])
 
@@ -37,7 +38,12 @@ final class GatedTransport: HTTPTransport, Sendable {
     }
 
     /// The requests so far, in order.
-    var requests: [URLRequest] { log.withLock { $0 } }
+    var requests: [URLRequest] { log.current }
+
+    /// Suspends until `count` requests were made, resumed by the last of them.
+    func untilRequests(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await log.until("\(count) requests", sourceLocation: sourceLocation) { $0.count >= count }
+    }
 
     /// The most transfers that ran at once among the requests from index `first` on.
     func mostAtOnce(from first: Int) -> Int {
@@ -51,7 +57,14 @@ final class GatedTransport: HTTPTransport, Sendable {
     }
 
     /// Whether `opensAt` requests waited for their bodies at once.
-    var isOpen: Bool { gate.withLock { $0.isOpen } }
+    var isOpen: Bool { gate.current.isOpen }
+
+    /// Suspends until `opensAt` requests wait for their bodies at once, resumed by the last of them.
+    func untilOpen(sourceLocation: SourceLocation = #_sourceLocation) async {
+        await gate.until("\(opensAt) transfers wait for their bodies at once", sourceLocation: sourceLocation) {
+            $0.isOpen
+        }
+    }
 
     /// Sends every body held, and those to come, at once (for a test's cleanup).
     func open() {

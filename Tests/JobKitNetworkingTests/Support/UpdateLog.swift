@@ -9,7 +9,7 @@ import Testing
 /// Everything a manager delivered, in order, recorded on its own serial result queue.
 final class UpdateLog: Sendable {
     let queue = DispatchQueue(label: "UpdateLog")
-    private let updates = LockedBox<[DownloadManager.Update]>.make([])
+    private let updates = Watched<[DownloadManager.Update]>([])
     private let overlapping = LockedBox<(inside: Bool, overlaps: Int)>.make((false, 0))
     /// Runs in every delivery, before it is recorded (a test can make the result queue busy).
     let onDelivery: @Sendable (DownloadManager.Update) -> Void
@@ -31,39 +31,41 @@ final class UpdateLog: Sendable {
         }
     }
 
-    var all: [DownloadManager.Update] { updates.withLock { $0 } }
+    var all: [DownloadManager.Update] { updates.current }
     var events: [DownloadManager.Event] { all.flatMap(\.events) }
     /// How many deliveries ran while another one was running (must be 0).
     var overlaps: Int { overlapping.withLock { $0.overlaps } }
 
     /// The states item `id` went through, in order.
-    func states(of id: DownloadManager.ItemID) -> [DownloadManager.State] {
-        events.compactMap { event in
+    func states(of id: DownloadManager.ItemID) -> [DownloadManager.State] { Self.states(of: id, in: all) }
+
+    var summaries: [DownloadManager.Summary] { Self.summaries(in: all) }
+
+    /// The states item `id` went through in `updates`, in order.
+    static func states(
+        of id: DownloadManager.ItemID, in updates: [DownloadManager.Update]
+    ) -> [DownloadManager.State] {
+        updates.flatMap(\.events).compactMap { event in
             if case .changed(let item) = event, item.id == id { return item.state }
             return nil
         }
     }
 
-    var summaries: [DownloadManager.Summary] {
-        events.compactMap { event in
+    /// The notices that the queue drained in `updates`, in order.
+    static func summaries(in updates: [DownloadManager.Update]) -> [DownloadManager.Summary] {
+        updates.flatMap(\.events).compactMap { event in
             if case .allFinished(let summary) = event { return summary }
             return nil
         }
     }
 
-    /// Waits until `condition` holds for the updates so far (polling; 20 s at most).
+    /// Suspends until `condition` holds for the updates so far, resumed by the delivery that makes
+    /// it true (see `Watched.until`): the condition looks at the updates it is given, never at the log.
     func wait(
         until condition: @escaping @Sendable ([DownloadManager.Update]) -> Bool,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        let deadline = Date().addingTimeInterval(20)
-        while !condition(all) {
-            guard Date() < deadline else {
-                Issue.record("timed out waiting for updates", sourceLocation: sourceLocation)
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await updates.until("the updates meet the condition", sourceLocation: sourceLocation, condition)
     }
 
     /// Waits until item `id` has reached `state`.
@@ -71,11 +73,11 @@ final class UpdateLog: Sendable {
         for id: DownloadManager.ItemID, toBe state: DownloadManager.State,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        await wait(until: { _ in self.states(of: id).contains(state) }, sourceLocation: sourceLocation)
+        await wait(until: { Self.states(of: id, in: $0).contains(state) }, sourceLocation: sourceLocation)
     }
 
-    /// Waits until the queue drains after the updates it had.
+    /// Waits until the queue drained `count` times (a notice each).
     func waitForDrain(count: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) async {
-        await wait(until: { _ in self.summaries.count >= count }, sourceLocation: sourceLocation)
+        await wait(until: { Self.summaries(in: $0).count >= count }, sourceLocation: sourceLocation)
     }
 }

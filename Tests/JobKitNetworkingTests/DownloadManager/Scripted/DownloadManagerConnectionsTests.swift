@@ -52,7 +52,8 @@ import Testing
                 DownloadManager.Request(url: URL(string: "http://scripted.test/f\($0)")!, connections: 4)
             })
 
-        await eventually("four transfers wait for their bodies at once") { transport.isOpen }
+        await transport.untilOpen()
+        #expect(transport.isOpen, "four transfers wait for their bodies at once")
         transport.open()  // Failed: the rest may go on.
         let summary = await manager.waitUntilFinished()
         #expect(summary.completed.count == 4)
@@ -77,7 +78,8 @@ import Testing
                 DownloadManager.Request(url: URL(string: "http://scripted.test/\($0)")!, connections: 4)
             })
 
-        await eventually("the four ranges wait for their bodies") { transport.isOpen }
+        await transport.untilOpen()
+        #expect(transport.isOpen, "the four ranges wait for their bodies")
         transport.open()
         let summary = await manager.waitUntilFinished()
         #expect(summary.completed.count == 2)
@@ -99,7 +101,8 @@ import Testing
         let id = try manager.add(contentsOf: [
             DownloadManager.Request(url: URL(string: "http://scripted.test/big")!, connections: 4)
         ])[0]
-        await eventually("the split's four connections wait for their bodies") { transport.requests.count == 4 }
+        await transport.untilRequests(4)
+        #expect(transport.requests.count == 4, "the split's four connections wait for their bodies")
 
         try manager.suspend(id)
         manager.setMaxConcurrent(2)

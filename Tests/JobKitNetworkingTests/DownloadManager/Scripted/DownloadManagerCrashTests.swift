@@ -53,9 +53,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
         let first = try world.open(retries: true)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         world.disk.kill()
         first.abandonForTesting()
 
@@ -77,8 +75,8 @@ import Testing
         let world = MemoryDownloads(bytes: largePattern(size, seed: 3), dropAt: 3 << 19, dropping: 1)
         let first = try world.open(retries: true)
         try first.add(contentsOf: [DownloadManager.Request(url: world.url, connections: 2)])
-        await eventually("the split failed with its map kept and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
+        await world.scheduler.until("the split failed with its map kept and waits for its backoff") {
+            $0.contains(.seconds(10))
         }
         world.disk.kill()
         first.abandonForTesting()
@@ -166,9 +164,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
         let first = try world.open(durability: durability, retries: true)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         midway.apply(to: world.disk)
         world.disk.powerLoss()
         first.abandonForTesting()
@@ -192,9 +188,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(400_000), dropAt: 300_000)
         let first = try world.open(durability: durability, retries: true)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         let folder = world.folder.path
         world.disk.writeBack(files: false, folders: true)
         for name in [DownloadJournal.fileName, "big.bin.part.meta"] {
@@ -221,9 +215,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(400_000), dropAt: 300_000)
         let first = try world.open(durability: .system, retries: true, syncInterval: 64 << 10)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         let folder = world.folder.path
         world.disk.writeBack(files: false, folders: true)
         for name in [DownloadJournal.fileName, "big.bin.part.meta"] {
@@ -278,9 +270,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
         let first = try world.open(durability: durability, retries: true, syncInterval: 64 << 10)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         #expect(world.metadata()?.synced == (durability == .system ? 65_536 : nil))
         world.disk.kill()
         first.abandonForTesting()
@@ -299,9 +289,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
         let first = try world.open(retries: true)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         world.disk.reboot()
         first.abandonForTesting()
 
@@ -320,9 +308,7 @@ import Testing
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
         let first = try world.open(retries: true)
         try first.add(world.url)
-        await eventually("the first attempt dropped and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
-        }
+        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
         world.disk.kill()
         first.abandonForTesting()
         let written = try #require(world.contents(of: "big.bin.part.meta"))
@@ -351,8 +337,8 @@ import Testing
         let world = MemoryDownloads(bytes: largePattern(size, seed: 5), dropAt: 3 << 19, dropping: 1)
         let first = try world.open(durability: .system, retries: true, syncInterval: 1 << 20)
         try first.add(contentsOf: [DownloadManager.Request(url: world.url, connections: 2)])
-        await eventually("the split failed with its map kept and waits for its backoff") {
-            world.scheduler.scheduledDelays.contains(.seconds(10))
+        await world.scheduler.until("the split failed with its map kept and waits for its backoff") {
+            $0.contains(.seconds(10))
         }
         let metadata = try #require(world.metadata())
         let map = try #require(metadata.segments)

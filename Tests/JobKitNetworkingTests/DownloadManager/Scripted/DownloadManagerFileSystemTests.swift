@@ -120,8 +120,11 @@ import Testing
         // The retry was scheduled before `cancel` threw.
         #expect(world.scheduler.scheduledDelays.contains(.seconds(1)))
         world.scheduler.advance(by: .seconds(1))
-        await eventually("the owed unlinks are done once the record is written") {
-            !world.names.contains("big.bin.part") && !world.names.contains("big.bin.part.meta")
+        // The retry runs on the manager's queue: each unlink is an operation on the disk.
+        let folder = world.folder.path
+        await world.disk.until("the owed unlinks are done once the record is written") { disk in
+            let names = disk.names(in: folder)
+            return !names.contains("big.bin.part") && !names.contains("big.bin.part.meta")
         }
     }
 

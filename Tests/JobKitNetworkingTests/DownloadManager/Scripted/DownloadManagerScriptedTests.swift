@@ -11,7 +11,7 @@ import Testing
 /// what the test moves is all that happens.
 @Suite struct DownloadManagerScriptedTests {
     private func manager(
-        _ transport: ScriptedTransport, _ scheduler: TestScheduler, folder: URL, maxConcurrent: Int = 8
+        _ transport: ScriptedTransport, _ scheduler: WatchedScheduler, folder: URL, maxConcurrent: Int = 8
     ) throws -> DownloadManager {
         let log = UpdateLog()
         var configuration = testConfiguration(
@@ -33,16 +33,17 @@ import Testing
                 ? .init(status: 503, headers: ["Retry-After": "60"])
                 : .init(status: 200, body: pattern(1_000 + name.count))
         }
-        let scheduler = TestScheduler()
+        let scheduler = WatchedScheduler()
         let folder = try scratchFolder()
         let manager = try manager(transport, scheduler, folder: folder, maxConcurrent: 100)
         defer { manager.close() }
         let names = (0..<100).map { "file-\($0).bin" }
         for name in names { try manager.add(URL(string: "http://scripted.test/\(name)")!) }
 
-        await eventually("every first answer is a 503 waiting for the scheduler") {
-            transport.requests.count == 100 && scheduler.scheduledDelays.filter { $0 == .seconds(60) }.count == 100
+        await scheduler.until("every first answer is a 503 waiting for the scheduler") {
+            $0.filter { $0 == .seconds(60) }.count == 100
         }
+        #expect(transport.requests.count == 100)
         #expect(manager.totals.completed == 0)
         scheduler.advance(by: .seconds(60))
         let summary = await manager.waitUntilFinished()
@@ -63,13 +64,13 @@ import Testing
                 status: 206, headers: ["ETag": "\"v\"", "Content-Range": "bytes \(start)-199999/200000"],
                 body: bytes.dropFirst(start))
         }
-        let scheduler = TestScheduler()
+        let scheduler = WatchedScheduler()
         let folder = try scratchFolder()
         let manager = try manager(transport, scheduler, folder: folder)
         defer { manager.close() }
         try manager.add(URL(string: "http://scripted.test/big.bin")!)
 
-        await eventually("the retry waits for the backoff") { scheduler.scheduledDelays.contains(.seconds(10)) }
+        await scheduler.until("the retry waits for the backoff") { $0.contains(.seconds(10)) }
         #expect(transport.requests.count == 1)
         scheduler.advance(by: .seconds(10))
         let summary = await manager.waitUntilFinished()

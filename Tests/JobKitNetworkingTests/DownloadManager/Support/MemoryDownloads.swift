@@ -2,16 +2,17 @@ import Foundation
 import JobKit
 import JobKitTestSupport
 import JobKitTesting
+import Testing
 
 @testable import JobKitNetworking
 
 /// A download manager's world with no disk, no sockets and no real time: a `MemoryFileSystem`, a
 /// `ScriptedTransport` serving `bytes` (honouring `Range` with `If-Range`, so a `.part` resumes)
-/// and a `TestScheduler`. Managers opened on it one after another share the disk, as processes
-/// started one after another share a directory.
+/// and a `WatchedScheduler` (a `TestScheduler` a test can wait on). Managers opened on it one after
+/// another share the disk, as processes started one after another share a directory.
 struct MemoryDownloads {
     let disk = MemoryFileSystem()
-    let scheduler = TestScheduler()
+    let scheduler = WatchedScheduler()
     /// The manager's directory on `disk` (its own per world: destinations are claimed per path).
     let folder = URL(fileURLWithPath: "/memory-\(UUID().uuidString)/downloads")
     let bytes: Data
@@ -21,24 +22,26 @@ struct MemoryDownloads {
 
     /// Serves `bytes` with an ETag, a `Range` (`bytes=A-` or `bytes=A-B`) with a `206` unless an
     /// `If-Range` names another validator; the answer to request `dropping` (from 0) drops after
-    /// `dropAt` bytes when given.
-    init(bytes: Data, dropAt: Int? = nil, dropping: Int = 0) {
+    /// `dropAt` bytes when given, or holds the rest of its body after `holdAt` bytes until
+    /// `transport.release()` (or its run's cancel), as a stalled server does.
+    init(bytes: Data, dropAt: Int? = nil, holdAt: Int? = nil, dropping: Int = 0) {
         self.bytes = bytes
         transport = ScriptedTransport { request, index in
             let sent = index == dropping ? dropAt : nil
+            let holds = index == dropping ? holdAt.map { [$0] } ?? [] : []
             let bounds = request.value(forHTTPHeaderField: "Range").map {
                 $0.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
             }
             let ifRange = request.value(forHTTPHeaderField: "If-Range")
             guard let bounds, bounds.count == 2, ifRange == nil || ifRange == "\"v1\"", let start = Int(bounds[0])
             else {
-                return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent)
+                return .init(status: 200, headers: ["ETag": "\"v1\""], body: bytes, sent: sent, holds: holds)
             }
             let end = Int(bounds[1]) ?? bytes.count - 1
             return .init(
                 status: 206,
                 headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(bytes.count)"],
-                body: bytes.subdata(in: start..<end + 1), sent: sent)
+                body: bytes.subdata(in: start..<end + 1), sent: sent, holds: holds)
         }
     }
 
@@ -70,4 +73,26 @@ struct MemoryDownloads {
 
     /// The names in the manager's directory.
     var names: [String] { disk.names(in: folder.path) }
+
+    /// Appends `data` to the file `name` in the manager's directory in place (the same file, a new
+    /// length), as a user editing it does.
+    func append(_ data: Data, to name: String) throws {
+        let directory = try disk.openDirectory(atPath: folder.path).get()
+        let file = try directory.openFile(name, O_WRONLY | O_APPEND, mode: 0).get()
+        defer { file.close() }
+        if let code = data.withUnsafeBytes({ file.write($0) }) {
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+    }
+
+    /// Suspends until `condition` holds for the bytes of `name` in the manager's directory (nil: no
+    /// such file), resumed by the file operation that makes it true.
+    @discardableResult
+    func until(
+        _ what: String, file name: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping @Sendable (Data?) -> Bool
+    ) async -> Bool {
+        let folder = folder.path
+        return await disk.until(what, sourceLocation: sourceLocation) { condition($0.contents(of: name, in: folder)) }
+    }
 }

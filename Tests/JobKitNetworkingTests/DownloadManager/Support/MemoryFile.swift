@@ -5,12 +5,12 @@ import JobKit
 
 /// An open file of a `MemoryFileSystem`: each call is one step on the disk's state, under its lock.
 final class MemoryFile: DownloadFile {
-    private let disk: LockedBox<MemoryDisk>
+    private let disk: Watched<MemoryDisk>
     private let id: Int
     /// The path of its folder, for faults that plant.
     private let folder: String
 
-    init(disk: LockedBox<MemoryDisk>, id: Int, folder: String) {
+    init(disk: Watched<MemoryDisk>, id: Int, folder: String) {
         self.disk = disk
         self.id = id
         self.folder = folder

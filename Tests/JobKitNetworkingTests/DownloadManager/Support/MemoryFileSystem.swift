@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import Testing
 
 @testable import JobKitNetworking
 
@@ -23,7 +24,7 @@ import JobKit
 /// disk.fail(.write, name: "big.bin.part", with: ENOSPC, skipping: 3)
 /// ```
 final class MemoryFileSystem: DownloadFileSystem {
-    private let disk = LockedBox<MemoryDisk>.make(MemoryDisk())
+    private let disk = Watched<MemoryDisk>(MemoryDisk())
 
     func createDirectory(atPath path: String) throws {
         if let code = disk.withLock({ $0.makeFolders(path) }) {
@@ -115,5 +116,18 @@ final class MemoryFileSystem: DownloadFileSystem {
     /// The names in the folder at `folder`, sorted.
     func names(in folder: String) -> [String] {
         disk.withLock { $0.names(in: folder) }
+    }
+
+    // MARK: Waiting
+
+    /// Suspends until `condition` holds for the disk, resumed by the operation (a write, a rename, an
+    /// unlink…) that makes it true (see `Watched.until`). The condition looks at the `MemoryDisk`
+    /// it is given (`contents(of:in:)`, `names(in:)`), never at this file system.
+    @discardableResult
+    func until(
+        _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping @Sendable (MemoryDisk) -> Bool
+    ) async -> Bool {
+        await disk.until(what, sourceLocation: sourceLocation, condition)
     }
 }

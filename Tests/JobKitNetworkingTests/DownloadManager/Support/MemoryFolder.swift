@@ -15,11 +15,11 @@ import JobKit
 /// fail with `EIO` (a dead process makes none), and its files with `EBADF`.
 final class MemoryFolder: DownloadFolder {
     let path: String
-    private let disk: LockedBox<MemoryDisk>
+    private let disk: Watched<MemoryDisk>
     /// The disk's crash count when it was opened.
     private let epoch: Int
 
-    init(disk: LockedBox<MemoryDisk>, path: String, epoch: Int) {
+    init(disk: Watched<MemoryDisk>, path: String, epoch: Int) {
         self.disk = disk
         self.path = path
         self.epoch = epoch

@@ -95,7 +95,8 @@ import Testing
         let log = UpdateLog()
         let manager = try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
         let reader = Task { [iterator = manager.updates().makeAsyncIterator()] in await Self.drain(iterator) }
-        await eventually("the reader has its consumer") { manager.updateConsumerCount == 1 }
+        // The iterator is made with the task, before it runs: its consumer is registered then.
+        #expect(manager.updateConsumerCount == 1, "the reader has its consumer")
         manager.close()
         let updates = await reader.value
         #expect(updates.count >= 1 && updates.count <= 2)
@@ -147,14 +148,19 @@ import Testing
             try manager.add(contentsOf: try Self.requests(fixture, count: 20, size: 200_000))
             var readers: [Task<Int, Never>] = []
             for round in 0..<50 {
+                let taken = Watched(0)
                 let reader = Task {
                     var count = 0
-                    for await _ in manager.updates() { count += 1 }
+                    for await _ in manager.updates() {
+                        count += 1
+                        taken.withLock { $0 = count }
+                    }
                     return count
                 }
-                // Cancelled before it starts, while it waits, or between two updates.
+                // Cancelled before it starts, while it waits, or between two updates (after its
+                // first, the snapshot every iteration starts with).
                 for _ in 0..<(round % 5) { await Task.yield() }
-                if round % 7 == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+                if round % 7 == 0 { await taken.until("the reader took its first update") { $0 >= 1 } }
                 reader.cancel()
                 readers.append(reader)
             }
