@@ -136,6 +136,13 @@ import Testing
         defer { manager.close() }
         let id = try manager.add(world.url)
         #expect(await manager.waitUntilFinished().allSucceeded)
+        // The fault is for the removal's record: not before the completion's own is written.
+        let folder = world.folder.path
+        await world.disk.until("the completion is in the journal") { disk in
+            disk.contents(of: DownloadJournal.fileName, in: folder).map {
+                String(decoding: $0, as: UTF8.self).contains(#""op":"done""#)
+            } ?? false
+        }
 
         world.disk.fail(.write, name: DownloadJournal.fileName, with: EIO)
         #expect(throws: DownloadManagerError.self) { try manager.remove(id, deletingFile: true) }
