@@ -51,9 +51,7 @@ import Testing
     /// validator, and the file is byte-exact.
     @Test func aKillMidDownloadResumesWhereThePartEnds() async throws {
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
-        let first = try world.open(retries: true)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce()
         world.disk.kill()
         first.abandonForTesting()
 
@@ -162,9 +160,7 @@ import Testing
     @Test(arguments: [Durability.process, .system], WriteBack.allCases)
     func aPowerLossMidDownloadThenResumingGivesTheExactFile(durability: Durability, midway: WriteBack) async throws {
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
-        let first = try world.open(durability: durability, retries: true)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce(durability: durability)
         midway.apply(to: world.disk)
         world.disk.powerLoss()
         first.abandonForTesting()
@@ -186,9 +182,7 @@ import Testing
     @Test(arguments: [Durability.process, .system])
     func aPowerLossKeepingOnlyThePartsLaterBytesStartsOver(durability: Durability) async throws {
         let world = MemoryDownloads(bytes: pattern(400_000), dropAt: 300_000)
-        let first = try world.open(durability: durability, retries: true)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce(durability: durability)
         let folder = world.folder.path
         world.disk.writeBack(files: false, folders: true)
         for name in [DownloadJournal.fileName, "big.bin.part.meta"] {
@@ -213,9 +207,7 @@ import Testing
     /// its end, and the file is byte-exact.
     @Test func aPowerLossWithSystemDurabilityResumesFromTheFlushedLength() async throws {
         let world = MemoryDownloads(bytes: pattern(400_000), dropAt: 300_000)
-        let first = try world.open(durability: .system, retries: true, syncInterval: 64 << 10)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce(durability: .system, syncInterval: 64 << 10)
         let folder = world.folder.path
         world.disk.writeBack(files: false, folders: true)
         for name in [DownloadJournal.fileName, "big.bin.part.meta"] {
@@ -268,9 +260,7 @@ import Testing
     @Test(arguments: [Durability.process, .system])
     func aKillWithoutARestartResumesTheWholePart(durability: Durability) async throws {
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
-        let first = try world.open(durability: durability, retries: true, syncInterval: 64 << 10)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce(durability: durability, syncInterval: 64 << 10)
         #expect(world.metadata()?.synced == (durability == .system ? 65_536 : nil))
         world.disk.kill()
         first.abandonForTesting()
@@ -287,9 +277,7 @@ import Testing
     /// it starts over.
     @Test func aRestartWithProcessDurabilityStartsAnUnflushedPartOver() async throws {
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
-        let first = try world.open(retries: true)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce()
         world.disk.reboot()
         first.abandonForTesting()
 
@@ -306,9 +294,7 @@ import Testing
     @Test(arguments: [true, false])
     func olderMetadataResumesWhileTheBootCanBeTold(bootReadable: Bool) async throws {
         let world = MemoryDownloads(bytes: pattern(200_000), dropAt: 100_000)
-        let first = try world.open(retries: true)
-        try first.add(world.url)
-        await world.scheduler.until("the first attempt dropped and waits for its backoff") { $0.contains(.seconds(10)) }
+        let first = try await world.openDroppedOnce()
         world.disk.kill()
         first.abandonForTesting()
         let written = try #require(world.contents(of: "big.bin.part.meta"))

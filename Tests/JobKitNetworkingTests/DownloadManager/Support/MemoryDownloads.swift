@@ -63,6 +63,20 @@ struct MemoryDownloads {
         return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
     }
 
+    /// A manager (with retries) that added the URL and whose first attempt dropped at `dropAt` and
+    /// waits for its 10 s backoff: the moment a crash test kills the process or cuts the power.
+    func openDroppedOnce(
+        durability: Durability = .process, syncInterval: Int64? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> DownloadManager {
+        let manager = try open(durability: durability, retries: true, syncInterval: syncInterval)
+        try manager.add(url)
+        await scheduler.until("the first attempt dropped and waits for its backoff", sourceLocation: sourceLocation) {
+            $0.contains(.seconds(10))
+        }
+        return manager
+    }
+
     /// The bytes of `name` in the manager's directory; nil when there is no such file.
     func contents(of name: String) -> Data? { disk.contents(of: name, in: folder.path) }
 
