@@ -94,7 +94,9 @@ import Testing
     /// the other ranges wait for one to finish, and the file ends byte-exact.
     @Test func aResumedSplitOpensNoMoreConnectionsThanItsSlots() async throws {
         let big = largePattern(4 << 20, seed: 11)
-        let transport = GatedTransport(opensAt: 5) { request in Self.answer(request, body: big, ranges: true) }
+        // Opened by hand only: the bodies of the resumed ranges wait until both are asked, so a
+        // range that ends at once cannot hide a second connection (or make room for a third).
+        let transport = GatedTransport(opensAt: .max) { request in Self.answer(request, body: big, ranges: true) }
         let folder = try scratchFolder()
         let manager = try manager(transport, folder: folder, maxConcurrent: 4)
         defer { manager.close() }
@@ -107,6 +109,7 @@ import Testing
         try manager.suspend(id)
         manager.setMaxConcurrent(2)
         try manager.resume(id)
+        await transport.untilRequests(6)
         transport.open()
         let summary = await manager.waitUntilFinished()
         #expect(summary.completed.count == 1)
