@@ -33,7 +33,9 @@ final class StateObserver: Sendable {
         buffer.withLock { $0.stop() }
     }
 
-    private func drain() {
+    /// Delivers the queued states, in order, until none is left or the observation stopped. Called by
+    /// the drain `scheduleDrain()` queues (and, in tests, directly: the state machines' explorers).
+    func drain() {
         while let state = buffer.withLock({ $0.next() }) {
             deliver(state)
         }

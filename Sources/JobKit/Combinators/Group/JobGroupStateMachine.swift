@@ -26,6 +26,10 @@ struct JobGroupStateMachine<Element: Sendable> {
     /// then: no slot is still set when the table is dropped.
     private var members: [Unmanaged<RunStorage>?]
     private var results: [Result<Element, any Error>?]
+    /// Which members have completed, a bit each: an empty slot in `members` is a member that
+    /// completed or one claimed but not registered yet, and progress asked for meanwhile must tell
+    /// them apart (see `install`).
+    private var completed: [UInt64]
     /// One child progress per member, once somebody asked for the group's progress.
     private var childReporters: [ProgressReporter]?
 
@@ -36,6 +40,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         self.keepsResults = keepsResults
         self.members = Array(repeating: nil, count: count)
         self.results = keepsResults ? Array(repeating: nil, count: count) : []
+        self.completed = Array(repeating: 0, count: (count + 63) / 64)
     }
 
     enum StartAction {
@@ -77,12 +82,17 @@ struct JobGroupStateMachine<Element: Sendable> {
         return .adoptAndStart(childReporters[index])
     }
 
-    /// Somebody asked for the group's progress: keep one child per member. Returns, for each member
-    /// already launched, its run (nil once it completed) so that its child can catch up.
+    /// Somebody asked for the group's progress: keep one child per member. Returns the children of
+    /// the members already registered, each with its run so that it can catch up, or with nil when the
+    /// member completed (its child is complete). A member claimed but not registered yet is not
+    /// among them: it has not started, and adopts its child when it registers.
     mutating func install(_ children: [ProgressReporter]) -> [(child: ProgressReporter, run: Run<Element>?)] {
         guard childReporters == nil, !isDone else { return [] }
         childReporters = children
-        return (0..<nextIndex).map { (children[$0], run(at: $0)) }
+        return (0..<nextIndex).compactMap { index in
+            if let run = run(at: index) { return (children[index], run) }
+            return hasCompleted(index) ? (children[index], nil) : nil
+        }
     }
 
     /// The running member at `index`, if any.
@@ -101,6 +111,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         guard !isDone else { return .none }
         members[index]?.release()
         members[index] = nil
+        completed[index >> 6] |= 1 << UInt64(index & 63)
         inFlight -= 1
         completedCount += 1
         if case .failure(let error) = result, policy == .failFast {
@@ -151,6 +162,10 @@ struct JobGroupStateMachine<Element: Sendable> {
     /// Keeps a registered member (its storage retained until `memberCompleted` or `takeMembers`).
     private mutating func keep(_ run: Run<Element>, at index: Int) {
         members[index] = Unmanaged.passRetained(run.storage)
+    }
+
+    private func hasCompleted(_ index: Int) -> Bool {
+        completed[index >> 6] & (1 << UInt64(index & 63)) != 0
     }
 
     /// The registered member at `index`, if it has not completed.
