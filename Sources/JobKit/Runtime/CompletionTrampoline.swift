@@ -22,20 +22,7 @@
 /// Every queued item runs before the outermost call on the thread returns.
 enum CompletionTrampoline {
     /// The work waiting on one thread.
-    ///
-    /// Its fields skip Swift's run-time exclusivity checks: a frame is only ever touched by its own
-    /// thread, and never through overlapping accesses.
-    private final class Frame {
-        @exclusivity(unchecked) var isDraining = false
-        @exclusivity(unchecked) var isCancelling = false
-        @exclusivity(unchecked) var completions: [() -> Void] = []
-        @exclusivity(unchecked) var cancellations: [() -> Void] = []
-        /// What cancelled runs deliver (their notices and completions): after every handler of the
-        /// cascade has run.
-        @exclusivity(unchecked) var cancelledDeliveries: [() -> Void] = []
-        @exclusivity(unchecked) var isReleasing = false
-        @exclusivity(unchecked) var releases: [Any] = []
-    }
+    private typealias Frame = CompletionTrampolineFrame
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -65,7 +52,7 @@ enum CompletionTrampoline {
     /// path.
     @inline(__always)
     private static func withCurrentFrame<Result>(_ body: (Frame) -> Result) -> Result {
-        currentFrame._withUnsafeGuaranteedRef(body)
+        withBorrowed(currentFrame, body)
     }
 
     /// Calls `completion(value)` now, or — when called from inside another item on this thread —
@@ -102,20 +89,21 @@ enum CompletionTrampoline {
     /// Runs `cancellation` (one run's cancel handlers, notice and completion) now, then every
     /// cancellation it cascades to; a cascaded one is queued and run by that loop.
     static func cancel(_ cancellation: @escaping () -> Void) {
-        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
-        if frame.isCancelling {
-            frame.cancellations.append(cancellation)
-            return
-        }
-        let wasDraining = frame.isDraining
-        frame.isDraining = true
-        frame.isCancelling = true
-        cancellation()
-        runCancellations(frame)
-        frame.isCancelling = false
-        if !wasDraining {
-            drain(frame)
-            frame.isDraining = false
+        withCurrentFrame { frame in
+            if frame.isCancelling {
+                frame.cancellations.append(cancellation)
+                return
+            }
+            let wasDraining = frame.isDraining
+            frame.isDraining = true
+            frame.isCancelling = true
+            cancellation()
+            runCancellations(frame)
+            frame.isCancelling = false
+            if !wasDraining {
+                drain(frame)
+                frame.isDraining = false
+            }
         }
     }
 
@@ -123,9 +111,10 @@ enum CompletionTrampoline {
     /// cascade under way, at any depth: when a cancelled group's completion is delivered, the cancel
     /// handlers of its members, and of theirs, have run. Runs it at once outside a cascade.
     static func afterCancellations(_ delivery: @escaping () -> Void) {
-        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
-        guard frame.isCancelling else { return delivery() }
-        frame.cancelledDeliveries.append(delivery)
+        withCurrentFrame { frame in
+            guard frame.isCancelling else { return delivery() }
+            frame.cancelledDeliveries.append(delivery)
+        }
     }
 
     private static func runCancellations(_ frame: Frame) {
@@ -156,15 +145,17 @@ enum CompletionTrampoline {
     /// loop: a payload released while another is being dropped on this thread waits its turn, so
     /// releasing a job nested 1,000,000 levels deep takes constant stack.
     static func release(_ payload: consuming Any) {
-        unowned(unsafe) let frame = currentFrame.takeUnretainedValue()
         // Moved, not copied: the caller's reference must not outlive the loop below.
-        frame.releases.append(consume payload)
-        guard !frame.isReleasing else { return }
-        frame.isReleasing = true
-        while let next = frame.releases.popLast() {
-            _ = consume next
+        var payload: Any? = consume payload
+        withCurrentFrame { frame in
+            frame.releases.append(payload.take()!)
+            guard !frame.isReleasing else { return }
+            frame.isReleasing = true
+            while let next = frame.releases.popLast() {
+                _ = consume next
+            }
+            frame.isReleasing = false
         }
-        frame.isReleasing = false
     }
 
     /// Whether a completion is running on this thread (for tests).

@@ -70,7 +70,7 @@ final class LockStorage<State>: ManagedBuffer<State, PlatformMutex> {
     static func make(_ initial: State) -> LockStorage<State> {
         let buffer = create(minimumCapacity: 1) { _ in initial }
         buffer.withUnsafeMutablePointerToElements { MutexOps.initialize($0) }
-        return unsafeDowncast(buffer, to: LockStorage<State>.self)
+        return buffer as! LockStorage<State>
     }
 
     deinit {

@@ -38,8 +38,7 @@ struct RunController: @unchecked Sendable {
 /// by value, field by field (a closure stored in a generic type is kept at its most general
 /// abstraction, and a `Controller` there is still a plain struct of known layout — checked: the body
 /// is called with `(storage, offset, scale, queue, context)` and no generic metadata). The body is cast
-/// bit for bit, wrapped in a one-field struct (a function value cast directly would be re-abstracted
-/// through allocated thunks): a job's body is the run's entry, with no closure made around it.
+/// bit for bit (`ErasedCasts.body`): a job's body is the run's entry, with no closure made around it.
 // Safety: immutable once made; called only as `call`, with a `RunController` for a run of the job's
 // own `Value` (a run is made from its job, and its storage keeps the body beside its state).
 struct RunBody: @unchecked Sendable {
@@ -48,11 +47,12 @@ struct RunBody: @unchecked Sendable {
     /// The body of a `Job<Value>`, erased.
     @inline(__always)
     init<Value>(_ body: @escaping @Sendable (Job<Value>.Controller) -> Void) {
-        self = unsafeBitCast(Typed(call: body), to: RunBody.self)
+        self = ErasedCasts.body(body)
     }
 
-    private struct Typed<Value: Sendable> {
-        let call: @Sendable (Job<Value>.Controller) -> Void
+    /// A body that takes the untyped controller as it is.
+    init(call: @escaping @Sendable (RunController) -> Void) {
+        self.call = call
     }
 }
 
@@ -70,7 +70,7 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
     static func make(
         body: RunBody, queue: DispatchQueue, completion: ErasedRunCompletion, trace: TraceContext?
     ) -> RunStorage {
-        let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in PlatformMutex() }, to: RunStorage.self)
+        let storage = create(minimumCapacity: 1) { _ in PlatformMutex() } as! RunStorage
         storage.withUnsafeMutablePointers { mutex, state in
             MutexOps.initialize(mutex)
             state.initialize(to: RunStateMachine(body: body, queue: queue, completion: completion, trace: trace))
@@ -140,19 +140,6 @@ final class RunStorage: ManagedBuffer<PlatformMutex, RunStateMachine> {
         }
         call(body)
     }
-
-    /// Calls `body` with a controller of this run.
-    @inline(__always)
-    private func call(_ body: RunBody) {
-        // The caller holds this storage, and the storage its queue, until the body returns: both go
-        // to the body as they are, with no retain and release around the call.
-        let queue = withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }
-        Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { storage in
-            queue._withUnsafeGuaranteedRef { queue in
-                body.call(RunController(storage: storage, share: .whole, queue: queue))
-            }
-        }
-    }
 }
 
 /// One run of a job: its storage, seen with its value type.
@@ -182,7 +169,7 @@ struct Run<Value: Sendable>: AnyRun, @unchecked Sendable {
     /// Runs `body` under the storage's lock. The storage is borrowed as it is: this run holds it.
     @inline(__always)
     private func withLock<Result>(_ body: (inout RunStateMachine) -> Result) -> Result {
-        Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { $0.withLock(body) }
+        withBorrowed(storage) { $0.withLock(body) }
     }
 
     /// Schedules the body on the run's queue. A run cancelled before it runs never calls it.

@@ -35,45 +35,33 @@ enum RunCompletion<Value: Sendable>: Sendable {
         switch erased {
         case .call(let completion): self = .call(Self.type(completion))
         case .member(let parent, let index):
-            self = .member(unsafeDowncast(parent, to: JobGroup<Value>.self), index: index)
+            self = .member(ErasedCasts.group(parent, of: Value.self), index: index)
         case .handler(let handler, let resultQueue): self = .handler(Self.type(handler), resultQueue: resultQueue)
         }
-    }
-
-    /// A handler, wrapped in a struct before the cast: a function value cast directly would be
-    /// re-abstracted through allocated thunks, a struct is copied bit for bit.
-    private struct TypedHandler {
-        let call: @Sendable (Result<Value, any Error>) -> Void
     }
 
     @inline(__always)
     private static func erase(_ handler: @escaping @Sendable (Result<Value, any Error>) -> Void)
         -> ErasedRunCompletion.Handler
     {
-        unsafeBitCast(TypedHandler(call: handler), to: ErasedRunCompletion.Handler.self)
+        ErasedCasts.handler(handler)
     }
 
     @inline(__always)
     static func type(_ handler: ErasedRunCompletion.Handler) -> @Sendable (Result<Value, any Error>) -> Void {
-        unsafeBitCast(handler, to: TypedHandler.self).call
+        ErasedCasts.handler(handler, of: Value.self)
     }
 }
 
 /// A `RunCompletion` stored without its value type, so that a run's storage is one non-generic class:
 /// no generic metadata to look up when it is made, started or freed, and a start that GCD can call
 /// through a plain C function.
-// A handler is a struct holding a `(Result<Value, any Error>) -> Void`, cast bit for bit to a struct
-// holding a function value of another signature (a function value is a code pointer and a
-// reference-counted context, whatever its signature). A member's parent is the `JobGroup<Value>` of
-// the same `Value`. Both are immutable once made. `callAsFunction` is called only by the run's own
-// `Run<Value>.complete`, with the `Value` the completion was made for.
-// Safety: kept and released as this type, and called only once cast back to the very struct it was.
+// A handler is a `(Result<Value, any Error>) -> Void` kept without its type (`ErasedCasts`); a
+// member's parent is the `JobGroup<Value>` of the same `Value`. Both are immutable once made.
+// `callAsFunction` is called only by the run's own `Run<Value>.complete`, with the `Value` the
+// completion was made for.
+// Safety: kept and released as this type, and called only once cast back to the very type it was.
 enum ErasedRunCompletion: @unchecked Sendable {
-    /// A handler of some `Result<Value, any Error>`, never called as this type.
-    struct Handler {
-        let opaque: @Sendable () -> Void
-    }
-
     case call(Handler)
     case member(AnyObject, index: Int)
     case handler(Handler, resultQueue: DispatchQueue)
@@ -85,7 +73,7 @@ enum ErasedRunCompletion: @unchecked Sendable {
         switch self {
         case .call(let completion): RunCompletion<Value>.type(completion)(result)
         case .member(let parent, let index):
-            unsafeDowncast(parent, to: JobGroup<Value>.self).memberCompleted(at: index, with: result)
+            ErasedCasts.group(parent, of: Value.self).memberCompleted(at: index, with: result)
         case .handler(let handler, let resultQueue):
             let handler = RunCompletion<Value>.type(handler)
             MainQueueWatchdog.deliver(on: resultQueue) { handler(result) }

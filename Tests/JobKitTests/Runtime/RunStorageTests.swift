@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    #if !canImport(Darwin)
+    #if !JOBKIT_SAFE_RUNTIME && !canImport(Darwin)
         /// On Linux runs start through `dispatch_async_f`; this fails loudly if the wrapper's layout
         /// check ever stops passing (runs would then quietly fall back to blocks).
         @Test func theCQueueIsReadFromSwiftDispatchQueues() {

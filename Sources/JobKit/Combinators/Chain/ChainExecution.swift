@@ -40,7 +40,8 @@ final class ChainLink: @unchecked Sendable {
     private(set) var previous: ChainLink?
     private var storedKind: Kind?
 
-    var kind: Kind { storedKind.unsafelyUnwrapped }
+    /// Set from `init` until `deinit`.
+    var kind: Kind { storedKind! }
 
     init(previous: ChainLink?, kind: Kind) {
         self.previous = previous

@@ -18,13 +18,8 @@ struct JobGroupStateMachine<Element: Sendable> {
     private var nextIndex = 0
     private var inFlight = 0
     private var completedCount = 0
-    /// The registered members that have not completed, by index: each run's storage retained by
-    /// hand, so that the table is plain pointers, made and dropped with no work per slot (an array of
-    /// optional runs is destroyed slot by slot through the runtime's generic value witnesses). A slot
-    /// is set when its member is registered and cleared when the member completes or is taken to be
-    /// cancelled. A registered member's completion holds the group, and with it this table, until
-    /// then: no slot is still set when the table is dropped.
-    private var members: [Unmanaged<RunStorage>?]
+    /// The registered members that have not completed, by index.
+    private var members: GroupMembers
     private var results: [Result<Element, any Error>?]
     /// Which members have completed, a bit each: an empty slot in `members` is a member that
     /// completed or one claimed but not registered yet, and progress asked for meanwhile must tell
@@ -38,7 +33,7 @@ struct JobGroupStateMachine<Element: Sendable> {
         self.count = count
         self.limit = limit
         self.keepsResults = keepsResults
-        self.members = Array(repeating: nil, count: count)
+        self.members = GroupMembers(count: count)
         self.results = keepsResults ? Array(repeating: nil, count: count) : []
         self.completed = Array(repeating: 0, count: (count + 63) / 64)
     }
@@ -97,7 +92,7 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     /// The running member at `index`, if any.
     func member(at index: Int) -> Run<Element>? {
-        members.indices.contains(index) ? run(at: index) : nil
+        run(at: index)
     }
 
     enum MemberAction {
@@ -109,8 +104,7 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     mutating func memberCompleted(at index: Int, with result: Result<Element, any Error>) -> MemberAction {
         guard !isDone else { return .none }
-        members[index]?.release()
-        members[index] = nil
+        members.remove(at: index)
         completed[index >> 6] |= 1 << UInt64(index & 63)
         inFlight -= 1
         completedCount += 1
@@ -154,14 +148,12 @@ struct JobGroupStateMachine<Element: Sendable> {
     }
 
     private mutating func takeMembers() -> [Run<Element>] {
-        let running = members.compactMap { slot in slot.map { Run<Element>(storage: $0.takeRetainedValue()) } }
-        members = []
-        return running
+        members.takeAll().map { Run<Element>(storage: $0) }
     }
 
     /// Keeps a registered member (its storage retained until `memberCompleted` or `takeMembers`).
     private mutating func keep(_ run: Run<Element>, at index: Int) {
-        members[index] = Unmanaged.passRetained(run.storage)
+        members.keep(run.storage, at: index)
     }
 
     private func hasCompleted(_ index: Int) -> Bool {
@@ -170,6 +162,6 @@ struct JobGroupStateMachine<Element: Sendable> {
 
     /// The registered member at `index`, if it has not completed.
     private func run(at index: Int) -> Run<Element>? {
-        members[index].map { Run<Element>(storage: $0.takeUnretainedValue()) }
+        members.storage(at: index).map { Run<Element>(storage: $0) }
     }
 }

@@ -7,15 +7,21 @@
 // Safety: `storage` is written only by `init` and by `deinit`, when this object has a single owner;
 // `value` only reads it.
 final class Nested<Payload: Sendable>: @unchecked Sendable {
-    /// Unchecked: read on every member launch, written only when there is a single owner (above).
-    @exclusivity(unchecked) private var storage: Payload?
+    #if JOBKIT_SAFE_RUNTIME
+        private var storage: Payload?
+    #else
+        /// Unchecked: read on every member launch, written only when there is a single owner (above)
+        /// (BENCHMARKS.md, "Unsafe code and what it saves").
+        @exclusivity(unchecked) private var storage: Payload?
+    #endif
 
     init(_ payload: Payload) {
         storage = payload
     }
 
     var value: Payload {
-        storage.unsafelyUnwrapped
+        // Set from `init` until `deinit`.
+        storage!
     }
 
     deinit {

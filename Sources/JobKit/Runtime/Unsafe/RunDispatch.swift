@@ -1,18 +1,19 @@
 import Dispatch
 
-#if !canImport(Darwin) && canImport(CDispatch)
+#if !JOBKIT_SAFE_RUNTIME && !canImport(Darwin) && canImport(CDispatch)
     import CDispatch
 #endif
 
 /// Starts a run's body on its queue.
 ///
 /// On Linux a run is handed to `dispatch_async_f` as the context of a plain C function: GCD's own
-/// continuation is then the only allocation, with no block to copy and free. Elsewhere, and whenever
-/// the C queue cannot be read safely, the run goes through `DispatchQueue.async`.
+/// continuation is then the only allocation, with no block to copy and free (BENCHMARKS.md, "Unsafe
+/// code and what it saves"). Elsewhere, on the safe path (`JOBKIT_SAFE_RUNTIME`), and whenever the C
+/// queue cannot be read safely, the run goes through `DispatchQueue.async`.
 enum RunDispatch {
     @inline(__always)
     static func start(_ storage: consuming RunStorage) {
-        #if !canImport(Darwin) && canImport(CDispatch)
+        #if !JOBKIT_SAFE_RUNTIME && !canImport(Darwin) && canImport(CDispatch)
             // Read without a retain: the storage holds its queue.
             let unretained = storage.withUnsafeMutablePointerToElements { Unmanaged.passUnretained($0.pointee.queue) }
             if let handle = unretained._withUnsafeGuaranteedRef({ DispatchQueueHandle.handle(of: $0) }) {
@@ -32,7 +33,7 @@ enum RunDispatch {
     }
 }
 
-#if !canImport(Darwin) && canImport(CDispatch)
+#if !JOBKIT_SAFE_RUNTIME && !canImport(Darwin) && canImport(CDispatch)
     /// The C function GCD calls with a run's storage (retained once by `RunDispatch.start`).
     private func runStoredBody(_ context: UnsafeMutableRawPointer?) {
         guard let context else { return }
