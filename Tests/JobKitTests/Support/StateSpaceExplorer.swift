@@ -52,10 +52,10 @@ struct StateSpaceExplorer {
         }
     }
 
-    /// Explores sequences of at most `depth` inputs of the systems `make` returns (one input fewer
+    /// Explores sequences of at most `depth` inputs of the systems `make` returns (two inputs fewer
     /// when `JOBKIT_TEST_SCALE_DOWN` is set: the thread sanitizer's run, several times slower).
     static func explore<System: ExploredSystem>(depth: Int, _ make: () -> System) -> Report {
-        let depth = scaledForTheRun(2) < 2 ? depth - 1 : depth
+        let depth = scaledForTheRun(2) < 2 ? depth - 2 : depth
         var report = Report()
         let initial = make()
         var seen: Set<System.Fingerprint> = [initial.fingerprint]

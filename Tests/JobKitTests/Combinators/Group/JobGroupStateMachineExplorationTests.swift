@@ -182,7 +182,8 @@ struct GroupSystem: ExploredSystem {
                 violations.append("asked after the end, progress reads \(fraction)")
             }
         }
-        return violations + invariants()
+        let broken = violations + invariants()
+        return broken.map { "\(kind), \(count) members, limit \(limit): \($0)" }
     }
 
     var fingerprint: [AnyHashable] {
@@ -307,7 +308,7 @@ struct GroupSystem: ExploredSystem {
     private func checkFinished(_ results: [Result<Int, any Error>]) -> [String] {
         var violations: [String] = []
         if members.contains(where: { $0 != .finished && $0 != .failed }) {
-            violations.append("finished with members \(members)")
+            violations.append("finished with members \(members.map { "\($0)" })")
         }
         if kind == .group {
             if !results.isEmpty { violations.append("a group kept \(results.count) results") }
@@ -351,7 +352,7 @@ struct GroupSystem: ExploredSystem {
             }
             let allDone = members.allSatisfy { $0 == .finished }
             if fraction >= 1 - 1e-9, !(allDone || outcome == "finished") {
-                violations.append("progress reads \(fraction) with members \(members)")
+                violations.append("progress reads \(fraction) with members \(members.map { "\($0)" })")
             }
             if outcome == "finished", fraction != 1 {
                 violations.append("a finished group's progress reads \(fraction)")
