@@ -1,10 +1,9 @@
 /// The unchecked casts that keep a run's storage one non-generic class: a job's body and a run's
-/// completion are kept without their value type and cast back, bit for bit, where the value type is
-/// known again (BENCHMARKS.md, "Unsafe code and what it saves").
+/// completion handler are kept without their value type and cast back, bit for bit, where the value
+/// type is known again (BENCHMARKS.md, "Unsafe code and what it saves").
 ///
-/// On the safe path (`JOBKIT_SAFE_RUNTIME`) each is a checked cast instead: a completion's handler is
-/// boxed in an object of its own type, a job's body wrapped in a closure per job, a group checked by
-/// `as!`.
+/// On the safe path (`JOBKIT_SAFE_RUNTIME`) a job's body is wrapped in a closure per job, and a
+/// completion's handler boxed in an object of its own type and cast back by `as!`.
 enum ErasedCasts {
     /// A job's body, erased: a struct holding the body cast to a struct holding a function value of
     /// another signature (a function value is a code pointer and a reference-counted context,
@@ -42,16 +41,6 @@ enum ErasedCasts {
             (handler.box as! HandlerBox<Value>).call
         #else
             unsafeBitCast(handler, to: TypedHandler<Value>.self).call
-        #endif
-    }
-
-    /// A member's parent, kept as `AnyObject`: the `JobGroup` of the member's own `Value`.
-    @inline(__always)
-    static func group<Value: Sendable>(_ parent: AnyObject, of _: Value.Type) -> JobGroup<Value> {
-        #if JOBKIT_SAFE_RUNTIME
-            parent as! JobGroup<Value>
-        #else
-            unsafeDowncast(parent, to: JobGroup<Value>.self)
         #endif
     }
 
