@@ -146,9 +146,15 @@ struct PublishCommand: AsyncParsableCommand {
         Foundation.exit(CommandLineError.interrupted.rawValue)
     }
 
-    /// How to finish a post that may have been made: the same command with its key.
+    /// How to finish a post that may have been made: the same command with its key (quoted for a shell when it
+    /// has more than letters, digits, `-`, `_` and `.`).
     static func rerunHint(_ key: String) -> String {
-        "run the same command again with --idempotency-key \(key) to finish it without posting twice"
+        let plain = key.unicodeScalars.allSatisfy {
+            $0.properties.isASCIIHexDigit || "-_.".unicodeScalars.contains($0) || ("a"..."z").contains($0)
+                || ("A"..."Z").contains($0)
+        }
+        let shown = plain ? key : "'" + key.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "run the same command again with --idempotency-key \(shown) to finish it without posting twice"
     }
 
     /// `post 3: http://…/posts/3` (or its JSON event) on standard output.
