@@ -27,9 +27,10 @@ enum CommandLineError {
     /// The exit code after Ctrl-C stopped the work cleanly.
     static let interrupted = ExitCode(130)
 
-    /// Prints `error: …` for a usage problem found after parsing (an input file's line, say) and returns 64.
+    /// Prints `error: …` for a usage problem found after parsing (an input file's line, say), the secrets of
+    /// the URLs in it hidden, and returns 64.
     static func usage(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("error: \(SecretRedaction.redact(message))\n".utf8))
         return usage
     }
 
@@ -39,7 +40,7 @@ enum CommandLineError {
         return failure
     }
 
-    /// One line that names what failed and why.
+    /// One line that names what failed and why, with the secrets of the URLs in it hidden (`SecretRedaction`).
     static func describe(_ error: any Error) -> String {
         let text: String
         if let error = error as? URLError {
@@ -55,7 +56,7 @@ enum CommandLineError {
         } else {
             text = String(describing: error)
         }
-        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return SecretRedaction.redact(text.split(whereSeparator: \.isNewline).joined(separator: " "))
     }
 
     /// The system's reason inside a Foundation error: "no such file or directory", "connection refused".

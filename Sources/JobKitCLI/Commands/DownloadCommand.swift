@@ -70,7 +70,9 @@ struct DownloadCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Write a Chrome trace (Perfetto, chrome://tracing) of every download and its attempts.",
+            "Write a Chrome trace (Perfetto, chrome://tracing) of every download and its attempts. Never over the "
+                + "download folder's own files: a download's file, a partial download (.part…), the journal "
+                + "(.jobkit…) or a dir= subfolder is refused (exit 64), after resolving '..' and symbolic links.",
             valueName: "file.json"))
     var trace: String?
 
@@ -99,6 +101,7 @@ struct DownloadCommand: AsyncParsableCommand {
 
     @Option(
         name: [.customShort("x"), .customLong("max-connection-per-server")],
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Fetch each file over up to this many connections, 1 to 16 (aria2's flag; an input file's split= "
                 + "sets one file's): when its server gives its length, accepts ranges and has a strong ETag or a "
@@ -178,6 +181,8 @@ struct DownloadCommand: AsyncParsableCommand {
         } catch {
             throw CommandLineError.usage(CommandLineError.describe(error))
         }
+        // Before anything is fetched, and again once the servers have named the files.
+        try checkOutputPaths(plan)
         if contentDisposition {
             let named = plan.items.indices.filter { plan.items[$0].namedByURL }
             // Through the same TLS trust and HTTP version as the downloads.
@@ -191,12 +196,14 @@ struct DownloadCommand: AsyncParsableCommand {
                 names[index] = value.flatMap(DownloadNaming.name(fromContentDisposition:))
             }
             plan = plan.naming(names)
+            try checkOutputPaths(plan)
         }
         let chromeTrace = trace.map { _ in ChromeTraceWriter() }
         let exit = await DownloadSession.run(
             plan, into: URL(fileURLWithPath: output, isDirectory: true), options: transfer,
             durability: fsync ? .system : .process, allowOverwrite: allowOverwrite,
-            tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger), network: network)
+            tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger), network: network,
+            outputPaths: outputPaths)
         if let chromeTrace, let trace {
             do {
                 try chromeTrace.write(to: URL(fileURLWithPath: trace))
@@ -208,9 +215,26 @@ struct DownloadCommand: AsyncParsableCommand {
         if exit != .success { throw exit }
     }
 
-    /// A logger that writes lines from `level` on to standard error.
+    /// The files the command writes besides the downloads, by option: never one of the download folder's
+    /// (`OutputPathGuard`).
+    var outputPaths: [(option: String, path: String)] {
+        trace.map { [("--trace", $0)] } ?? []
+    }
+
+    /// Throws a usage error (64) when an output path would replace a file of the plan's download folders.
+    private func checkOutputPaths(_ plan: DownloadPlan) throws {
+        for (option, path) in outputPaths {
+            if let problem = OutputPathGuard.problem(with: path, option: option, folder: output, plan: plan) {
+                throw CommandLineError.usage(problem)
+            }
+        }
+    }
+
+    /// A logger that writes lines from `level` on to standard error, with the secrets of URLs and credential
+    /// headers hidden (`RedactingLogHandler`): the manager's lines and AsyncHTTPClient's alike.
     static func logger(_ level: Logger.Level) -> Logger {
-        var logger = Logger(label: "jobkit", factory: { StreamLogHandler.standardError(label: $0) })
+        var logger = Logger(
+            label: "jobkit", factory: { RedactingLogHandler(StreamLogHandler.standardError(label: $0)) })
         logger.logLevel = level
         return logger
     }

@@ -9,10 +9,12 @@ struct TransferOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("j"), .long],
+        parsing: .unconditional,  // `-j -1` is a value (refused by `validate`), not an unknown option
         help: ArgumentHelp("At most this many transfers at once (1...\(Self.maximumConcurrent)).", valueName: "n"))
     var maxConcurrent = 8
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Retry a transfer up to this many times after a transient failure (a refused or dropped connection, "
                 + "a timeout, 408, 429, 5xx), waiting longer each time (0...\(Self.maximumRetries)).",
@@ -29,10 +31,12 @@ struct TransferOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...Self.maximumConcurrent).contains(maxConcurrent) else {
-            throw ValidationError("-j/--max-concurrent must be 1...\(Self.maximumConcurrent).")
+            throw ValidationError(
+                "-j/--max-concurrent must be at least 1 and at most \(Self.maximumConcurrent) (1...\(Self.maximumConcurrent)); "
+                    + "it is \(maxConcurrent).")
         }
         guard (0...Self.maximumRetries).contains(retry) else {
-            throw ValidationError("--retry must be 0...\(Self.maximumRetries).")
+            throw ValidationError("--retry must be 0...\(Self.maximumRetries); it is \(retry).")
         }
         guard !(json && quiet) else { throw ValidationError("--json and --quiet cannot be used together.") }
     }

@@ -19,7 +19,7 @@ enum DownloadRows {
         case .completed:
             row.status = .completed
         case .failed(let failure):
-            row.status = .failed(reason: failure.message.escapingControlCharacters)
+            row.status = .failed(reason: SecretRedaction.redact(failure.message).escapingControlCharacters)
         case .cancelled:
             row.status = .cancelled
         }

@@ -17,7 +17,8 @@ enum DownloadSession {
     /// untouched, and count for nothing here. A name the journal holds for another URL (or
     /// checksum) fails that item only, unless `allowOverwrite`, which also replaces a file in the way.
     /// `tracers` trace every download; the manager logs to `logger` when given; `network` sets its speed
-    /// limits, trusted certificate authorities and HTTP version.
+    /// limits, trusted certificate authorities and HTTP version. `outputPaths` (`--trace`, by option) are
+    /// checked against the names each folder's journal holds when it is opened: one of them is a usage error.
     ///
     /// Items with `dir=` go to their subfolder through a manager of its own (`Configuration.subfolder`:
     /// made under `folder`, never through a symbolic link, with its own journal). The managers run one
@@ -27,7 +28,7 @@ enum DownloadSession {
     static func run(
         _ plan: DownloadPlan, into folder: URL, options: TransferOptions, durability: Durability = .process,
         allowOverwrite: Bool = false, tracers: [any JobTracer] = [], logger: Logger? = nil,
-        network: DownloadNetworkSettings = DownloadNetworkSettings()
+        network: DownloadNetworkSettings = DownloadNetworkSettings(), outputPaths: [(option: String, path: String)] = []
     ) async -> ExitCode {
         StandardOutput.makeLineBuffered()
         let display = TransferDisplay.standard(json: options.json, quiet: options.quiet)
@@ -70,6 +71,17 @@ enum DownloadSession {
                     outcome.refuse(item, CommandLineError.describe(error), on: display)
                 }
                 continue
+            }
+            // A file an earlier run left in the journal is the folder's too: an output path never replaces it.
+            let held = [group.subfolder: Set(manager.items.map(\.name))]
+            for (option, path) in outputPaths {
+                if let problem = OutputPathGuard.problem(
+                    with: path, option: option, folder: folder.path, plan: plan, held: held)
+                {
+                    manager.close()
+                    display.finish()
+                    return CommandLineError.usage(problem)
+                }
             }
             interrupted.manager = manager
             let ids: [DownloadManager.ItemID]
@@ -115,6 +127,12 @@ enum DownloadSession {
         for (item, message) in refused { outcome.refuse(item, message, on: display) }
         let ids = try manager.add(contentsOf: requests)
         view.runIDs = Set(ids)  // before any update is shown: they are delivered on this queue, later
+        // Complete from an earlier run: kept, not fetched again.
+        let prefix = items.first?.subfolder.map { $0 + "/" } ?? ""
+        for id in ids {
+            guard let item = manager.item(id), item.state == .completed else { continue }
+            outcome.alreadyComplete.insert(prefix + item.name)
+        }
         // The command names them: one an app left suspended in the journal runs too.
         for id in ids where manager.item(id)?.state == .suspended { try manager.resume(id) }
         return ids
@@ -125,6 +143,8 @@ enum DownloadSession {
     struct Outcome {
         var items: [(prefix: String, item: DownloadManager.Item)] = []
         var refused: [Refusal] = []
+        /// The paths (`prefix` + name) of the items that were complete before this run: nothing was fetched.
+        var alreadyComplete: Set<String> = []
 
         /// Records `item` as refused with `message`, and shows its row.
         @MainActor
@@ -232,21 +252,40 @@ enum DownloadSession {
             return CommandLineError.failure
         }
         if !options.json && !options.quiet {
-            let time = seconds < 10 ? String(format: "%.2f s", seconds) : TransferUnits.duration(seconds)
-            StandardOutput.write(
-                "downloaded \(completed.count) file\(completed.count == 1 ? "" : "s") "
-                    + "(\(TransferUnits.bytes(bytes))) in \(time)\n")
+            StandardOutput.write(summaryLine(outcome, seconds: seconds) + "\n")
         }
         return .success
     }
 
+    /// The last line of a run that succeeded: what was downloaded, and what was complete already (kept, not
+    /// fetched again) — `downloaded 2 files (1.5 MB) in 0.31 s; 1 already complete`, or `nothing downloaded: 3
+    /// files already complete (4 MB)` when no file needed a request.
+    static func summaryLine(_ outcome: Outcome, seconds: Double) -> String {
+        func files(_ count: Int) -> String { "\(count) file\(count == 1 ? "" : "s")" }
+        let completed = outcome.items.filter { $0.item.state == .completed }
+        let earlier = completed.filter { outcome.alreadyComplete.contains($0.prefix + $0.item.name) }
+        let fetched = completed.count - earlier.count
+        func bytes(_ items: some Sequence<(prefix: String, item: DownloadManager.Item)>) -> String {
+            TransferUnits.bytes(items.reduce(Int64(0)) { $0 &+ max(0, $1.item.progress.received) })
+        }
+        guard fetched > 0 || earlier.isEmpty else {
+            return "nothing downloaded: \(files(earlier.count)) already complete (\(bytes(earlier)))"
+        }
+        let time = seconds < 10 ? String(format: "%.2f s", seconds) : TransferUnits.duration(seconds)
+        let fresh = completed.filter { !outcome.alreadyComplete.contains($0.prefix + $0.item.name) }
+        return "downloaded \(files(fetched)) (\(bytes(fresh))) in \(time)"
+            + (earlier.isEmpty ? "" : "; \(earlier.count) already complete")
+    }
+
     /// Writes `error: MESSAGE` on standard error, control characters escaped (names, URLs and
-    /// reasons come from servers and files).
+    /// reasons come from servers and files) and the secrets of URLs hidden.
     private static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("error: \(message.escapingControlCharacters)\n".utf8))
+        FileHandle.standardError.write(
+            Data("error: \(SecretRedaction.redact(message).escapingControlCharacters)\n".utf8))
     }
 
     private static func printWarning(_ message: String) {
-        FileHandle.standardError.write(Data("warning: \(message.escapingControlCharacters)\n".utf8))
+        FileHandle.standardError.write(
+            Data("warning: \(SecretRedaction.redact(message).escapingControlCharacters)\n".utf8))
     }
 }

@@ -26,11 +26,28 @@ final class Publisher {
         case published(CreatedPost)
         /// Some uploads failed (name, why): no post was created.
         case uploadsFailed([(name: String, reason: String)])
-        /// Every upload succeeded but creating the post failed.
+        /// Every upload succeeded but the post was not made: the server refused it (a 4xx answer), or no
+        /// request reached it (the connection was refused).
         case postFailed(String)
-        /// Stopped by `interrupt()`; the post exists only if it was created before (then it is given).
-        case interrupted(CreatedPost?)
+        /// Every upload succeeded, and the post request failed in a way that cannot tell whether the server
+        /// made the post: its answer was lost, timed out, was a 5xx or was not a post (junk, no `id`). A rerun
+        /// with the same `idempotencyKey` finishes it without posting twice.
+        case postUnknown(String)
+        /// Stopped by `interrupt()`: what the check after it found (nothing to check before the post request).
+        case interrupted(PostCheck)
     }
+
+    /// Whether the server has this run's post, as a check after Ctrl-C found it.
+    enum PostCheck: Sendable {
+        case created(CreatedPost)
+        /// Proven: the post request never started, or the server's list of posts does not have it.
+        case notCreated
+        /// The check failed or did not answer in time (why): the post may have been created.
+        case unknown(String)
+    }
+
+    /// How long the check after Ctrl-C waits for the server's list of posts before saying it cannot tell.
+    static let checkTimeout: Duration = .seconds(5)
 
     let server: URL
     let text: String
@@ -49,9 +66,12 @@ final class Publisher {
     private var postTask: Task<CreatedPost, any Error>?
     private(set) var isInterrupted = false
 
+    /// A publisher of `text` with `files` to `server`. The media names' run id comes from `idempotencyKey`
+    /// (`PublishMedia.run(for:)`), so a rerun with the same key uploads to the same names and sends the same
+    /// post: the server answers it with the post the key made, if it made one.
     init(
         server: URL, text: String, files: [URL], maxConcurrent: Int, retries: Int, display: TransferDisplay,
-        client: TransferClient, run: String = PublishMedia.newRun(), idempotencyKey: String = UUID().uuidString
+        client: TransferClient, idempotencyKey: String = UUID().uuidString
     ) {
         self.server = server
         self.text = text
@@ -60,28 +80,57 @@ final class Publisher {
         self.retries = retries
         self.display = display
         self.client = client
-        self.run = run
+        self.run = PublishMedia.run(for: idempotencyKey)
         self.idempotencyKey = idempotencyKey
     }
 
     /// The media ids of this run's files, in order.
-    var mediaIDs: [String] {
+    nonisolated var mediaIDs: [String] {
         files.enumerated().map { PublishMedia.name(for: $1.lastPathComponent, index: $0, run: run) }
     }
 
     /// Uploads, then posts; call it from the main queue.
     func publish() async -> Outcome {
         let failures = await uploadAll()
-        if isInterrupted { return .interrupted(nil) }
+        if isInterrupted { return .interrupted(.notCreated) }
         guard failures.isEmpty else { return .uploadsFailed(failures) }
         display.message("creating the post")
-        let task = Task { try await createPost() }
+        let reachedServer = LockedBox<Bool>.make(false)
+        let task = Task { try await createPost(reachedServer: reachedServer) }
         postTask = task
         do {
             return .published(try await task.value)
         } catch {
-            if isInterrupted { return .interrupted(try? await existingPost()) }
-            return .postFailed(CommandLineError.describe(error))
+            if isInterrupted { return .interrupted(await check()) }
+            let reason = CommandLineError.describe(error)
+            // Not made only when every attempt was refused before the server could act on it.
+            let maybe = reachedServer.withLock { $0 } || !Self.provesNotCreated(error)
+            return maybe ? .postUnknown(reason) : .postFailed(reason)
+        }
+    }
+
+    /// Whether a failed post request proves that the server did not make the post: a 4xx answer (not 409,
+    /// which the idempotency draft gives a key whose first request is still running), or a connection that
+    /// was never made. Anything else — a lost or timed-out answer, a 5xx, an answer that is not a post —
+    /// cannot tell.
+    nonisolated static func provesNotCreated(_ error: any Error) -> Bool {
+        if let status = error as? HTTPStatusError { return (400...499).contains(status.status) && status.status != 409 }
+        let code: URLError.Code? = (error as? TransportError)?.code ?? (error as? URLError)?.code
+        guard let code else { return false }
+        return [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .badURL, .unsupportedURL].contains(code)
+    }
+
+    /// After Ctrl-C stopped the post request: whether the server has the post, asked with a deadline of
+    /// `checkTimeout` — a check that fails or stalls cannot tell.
+    private func check() async -> PostCheck {
+        let timeout = Self.checkTimeout
+        let job = Job<CreatedPost?>(operation: { [self] in try await existingPost() }).timeout(timeout)
+        do {
+            return try await job.value.map(PostCheck.created) ?? .notCreated
+        } catch JobError.timedOut {
+            return .unknown("the server did not answer the check within \(timeout.components.seconds) s")
+        } catch {
+            return .unknown(CommandLineError.describe(error))
         }
     }
 
@@ -102,7 +151,8 @@ final class Publisher {
 
     private func uploadAll() async -> [(name: String, reason: String)] {
         let names = mediaIDs
-        let sizes = files.map { PublishMedia.size(of: $0) }
+        let snapshots = files.map { PublishMedia.snapshot(of: $0) }
+        let sizes = snapshots.map { $0?.size }
         var failures: [Int: String] = [:]
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { [self] id, state in
@@ -114,7 +164,13 @@ final class Publisher {
             for (index, file) in files.enumerated() {
                 display.update(TransferRow(id: index, name: file.lastPathComponent, totalBytes: sizes[index]))
                 let url = server.appendingPathComponent("media").appendingPathComponent(names[index])
-                let job = retried(Job<HTTPReply>.upload(file: file, to: url, client: client), id: index)
+                // A file that changed while it was sent fails: what the server got is not the file.
+                let snapshot = snapshots[index]
+                let upload = Job<HTTPReply>.upload(file: file, to: url, client: client).map { reply in
+                    if let snapshot { try PublishMedia.checkUnchanged(file, since: snapshot) }
+                    return reply
+                }
+                let job = retried(upload, id: index)
                 try? queue.add(job, id: index) { [self] result in  // ids are unique: indexes
                     MainActor.assumeIsolated {  // delivered on the main queue
                         guard case .failure(let error) = result, !isInterrupted else { return }
@@ -207,12 +263,15 @@ final class Publisher {
     /// the server answers a key it has seen with the post that key made: when an answer is lost after the
     /// server stored the post, the retry gets that post, so a retry never posts twice. (Asking first whether
     /// the post exists would add nothing the key does not give, and a check that fails could not tell.)
-    private func createPost() async throws -> CreatedPost {
+    ///
+    /// `reachedServer` is set when an attempt failed in a way that leaves open whether the server made the post.
+    private func createPost(reachedServer: LockedBox<Bool>) async throws -> CreatedPost {
         var attempt = 1
         while true {
             do {
                 return try await Job<CreatedPost>.decode(for: postRequest, client: client).value
             } catch {
+                if !Self.provesNotCreated(error) { reachedServer.withLock { $0 = true } }
                 guard Self.isWorthRetrying(error), attempt <= retries, !Task.isCancelled else { throw error }
                 attempt += 1
                 display.message("retrying the post (attempt \(attempt)): \(CommandLineError.describe(error))")
@@ -225,7 +284,7 @@ final class Publisher {
 
     /// This run's post, if the server has it: its media ids are unique to the run. (Only to tell, after Ctrl-C
     /// stopped the post request, whether the post was made.)
-    func existingPost() async throws -> CreatedPost? {
+    nonisolated func existingPost() async throws -> CreatedPost? {
         let posts = try await Job<[CreatedPost]>.decode(
             for: URLRequest(url: server.appendingPathComponent("posts")), client: client
         ).value

@@ -161,6 +161,33 @@ import Testing
         _ = server
     }
 
+    @Test func aRerunOfCompleteFilesSaysNothingWasDownloadedAndSendsNoRequest() async throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let names = try fixture.make("f", count: 2) { 1000 + $0 }
+        let (server, base) = try serve(fixture)
+        let urls = names.map { base.appendingPathComponent($0).absoluteString }
+        let first = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path, urls[0]])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.split(separator: "\n").last?.hasPrefix("downloaded 1 file (") == true, "\(first.stdout)")
+        let requests = fixture.requests().count
+
+        let again = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path, urls[0]])
+        #expect(again.status == 0, "\(again.stderr)")
+        let summary = again.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(summary.hasPrefix("nothing downloaded: 1 file already complete ("), "\(again.stdout)")
+        #expect(fixture.requests().count == requests, "no request for a complete file")
+
+        let mixed = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + urls)
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        let mixedSummary = mixed.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(
+            mixedSummary.hasPrefix("downloaded 1 file (") && mixedSummary.hasSuffix("; 1 already complete"),
+            "\(mixed.stdout)")
+        #expect(names.allSatisfy(fixture.arrived))
+        _ = server
+    }
+
     @Test func usageErrorsExit64AndNameTheLine() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
@@ -181,8 +208,12 @@ import Testing
             (["-i", duplicate.path], "\(duplicate.path):1 and \(duplicate.path):2 both save to 'a.bin'"),
             (["-i", fixture.folder.appendingPathComponent("missing").path], "no such file"),
             (["ftp://e.com/a"], "URL 1: not an http:// or https:// URL"),
-            (["-j", "0", "https://e.com/a"], "must be 1...256"),
+            (["-j", "0", "https://e.com/a"], "must be at least 1"),
+            (["-j", "-1", "https://e.com/a"], "-j/--max-concurrent must be at least 1 and at most 256"),
+            (["--max-concurrent", "-1", "https://e.com/a"], "it is -1"),
             (["--retry=-1", "https://e.com/a"], "--retry must be 0...100"),
+            (["--retry", "-1", "https://e.com/a"], "--retry must be 0...100"),
+            (["-x", "-1", "https://e.com/a"], "is not from 1 to 16"),
         ]
         for (arguments, message) in cases {
             let output = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + arguments)

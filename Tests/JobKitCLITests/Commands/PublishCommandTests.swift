@@ -179,10 +179,142 @@ import Testing
             ["--server", "http://127.0.0.1:1/", "--text", "x", folder.path],
             ["--server", "http://127.0.0.1:1/", "--text", "x", "-j", "0", file],
             ["--server", "http://127.0.0.1:1/", "--text", "x", "--json", "--quiet", file],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", "--idempotency-key", "a\"b", file],
+            ["--server", "http://127.0.0.1:1/", "--text", "x", "--idempotency-key", "", file],
         ] {
             let output = try await runProduct("jobkit", arguments: ["publish"] + arguments)
             #expect(output.status == 64, "\(arguments): \(output.stderr)")
             #expect(output.stderr.contains("rror: "), "\(arguments)")
+        }
+    }
+
+    @Test func aFIFOADeviceOrAProcFileIsAUsageErrorAndNothingIsSent() async throws {
+        let folder = try scratch()
+        let fifo = folder.appendingPathComponent("pipe").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let file = try files([10], in: folder)[0].path
+        let server = try ScriptedServer { _, _ in .respond(200) }
+        defer { server.stop() }
+        let base = server.url("").absoluteString
+        for (media, reason) in [
+            (fifo, "is a FIFO"), ("/dev/zero", "is a device"), ("/proc/self/status", "is a file of /proc"),
+        ] {
+            let output = try await runProduct(
+                "jobkit", arguments: ["publish", "--server", base, "--text", "x", file, media])
+            #expect(output.status == 64, "\(media): \(output.stderr)")
+            #expect(output.stderr.contains(media) && output.stderr.contains(reason), "\(media): \(output.stderr)")
+        }
+        #expect(server.requests.isEmpty, "nothing was uploaded or posted")
+    }
+
+    @Test func aFileThatChangesSizeWhileItIsUploadedFailsItsUploadAndNoPostIsMade() async throws {
+        let folder = try scratch()
+        let media = try files([2_000], in: folder)[0]
+        let gate = Gate()
+        let server = try ScriptedServer { request, _ in
+            request.method == "PUT" ? .waiting(for: gate, then: .respond(200)) : .respond(201)
+        }
+        defer { server.stop() }
+        let publish = try LaunchedProcess(
+            ["publish", "--server", server.url("").absoluteString, "--text", "x", "--retry", "0", media.path])
+        let received = await publish.waitUntil { server.requests.contains { $0.method == "PUT" } }
+        #expect(received, "\(publish.stderr)")
+        let handle = try FileHandle(forWritingTo: media)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(count: 500))
+        try handle.close()
+        gate.open()
+        #expect(await publish.wait() == 1, "\(publish.stderr)")
+        #expect(
+            publish.stderr.contains("changed size while it was uploaded (2000 bytes, then 2500)"), "\(publish.stderr)")
+        #expect(publish.stderr.contains("the post was not created: 1 of 1 uploads failed"), "\(publish.stderr)")
+        #expect(!server.requests.contains { $0.method == "POST" }, "no post")
+    }
+
+    @Test func aPostWhoseAnswersAreLostMayHaveBeenCreatedAndARerunWithItsKeyFinishesItOnce() async throws {
+        let folder = try scratch()
+        let root = folder.appendingPathComponent("root")
+        let server = try await LoopbackServer.start(.init(root: root))
+        // The server stores the post and loses its answer, and the one retry's.
+        server.faults.dropNextAnswers(2, method: "POST", path: "/posts")
+        let media = try files([1_000, 2_000], in: folder)
+        let arguments = ["publish", "--server", server.baseURL.absoluteString, "--text", "once", "--retry", "1"]
+        let first: ProcessOutput
+        let second: ProcessOutput
+        do {
+            first = try await runInBackground(arguments + media.map(\.path))
+            let key =
+                first.stderr.components(separatedBy: "--idempotency-key ").dropFirst().first?
+                .split(separator: " ").first.map(String.init) ?? "none"
+            second = try await runInBackground(arguments + ["--idempotency-key", key] + media.map(\.path))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(first.stderr.contains("error: the post may have been created: "), "\(first.stderr)")
+        #expect(first.stderr.contains("run the same command again with --idempotency-key "), "\(first.stderr)")
+        #expect(!first.stderr.contains("not created"), "\(first.stderr)")
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.hasSuffix("post 1: \(server.baseURL.absoluteString)posts/1\n"), "\(second.stdout)")
+        let log = try String(contentsOf: root.appendingPathComponent("posts.jsonl"), encoding: .utf8)
+        #expect(log.split(separator: "\n").count == 1, "exactly one post: \(log)")
+    }
+
+    @Test func anAnswerThatIsNotAPostMayHaveBeenCreatedAndARefusalWasNot() async throws {
+        let folder = try scratch()
+        let media = try files([1_000], in: folder)[0]
+        for (answer, expected) in [
+            (ScriptedServer.Reply.respond(201, body: Data("<html>junk</html>".utf8)), "may have been created"),
+            (
+                .respond(201, headers: ["Content-Type": "application/json"], body: Data(#"{"text":"x"}"#.utf8)),
+                "may have been created"
+            ),
+            (.respond(502), "may have been created"),
+            (.respond(422, body: Data("unknown media".utf8)), "the post was not created: "),
+        ] {
+            let server = try ScriptedServer { request, _ in request.method == "POST" ? answer : .respond(200) }
+            defer { server.stop() }
+            let output = try await runProduct(
+                "jobkit",
+                arguments: [
+                    "publish", "--server", server.url("").absoluteString, "--text", "x", "--retry", "0",
+                    media.path,
+                ])
+            #expect(output.status == 1, "\(output.stderr)")
+            #expect(output.stderr.contains(expected), "\(answer): \(output.stderr)")
+            if expected.hasPrefix("may") {
+                #expect(!output.stderr.contains("not created"), "\(output.stderr)")
+                #expect(output.stderr.contains("--idempotency-key "), "\(output.stderr)")
+            }
+        }
+    }
+
+    @Test func ctrlCDuringThePostWhoseCheckFailsOrStallsSaysItMayHaveBeenCreated() async throws {
+        let folder = try scratch()
+        let media = try files([1_000], in: folder)[0]
+        for stalls in [false, true] {
+            let never = Gate()
+            let server = try ScriptedServer { request, _ in
+                switch request.method {
+                case "POST": .waiting(for: never, then: .respond(201))
+                case "GET": stalls ? .waiting(for: never, then: .respond(200)) : .respond(503)
+                default: .respond(200)
+                }
+            }
+            defer {
+                never.open()
+                server.stop()
+            }
+            let publish = try LaunchedProcess(
+                ["publish", "--server", server.url("").absoluteString, "--text", "x", "--retry", "0", media.path])
+            let posting = await publish.send(SIGINT) { server.requests.contains { $0.method == "POST" } }
+            #expect(posting, "\(publish.stderr)")
+            #expect(await publish.wait() == 130, "\(publish.stderr)")
+            #expect(publish.stderr.contains("interrupted: the post may have been created (cannot check: "))
+            #expect(publish.stderr.contains("--idempotency-key "), "\(publish.stderr)")
+            #expect(!publish.stderr.contains("not created"), "\(publish.stderr)")
         }
     }
 }
