@@ -232,11 +232,13 @@ enum DownloadInputFile {
         return try parse(text, source: path == "-" ? "standard input" : path)
     }
 
-    /// `text` as an `http` or `https` URL with a host, or nil.
+    /// `text` as an `http` or `https` URL with a host, or nil. A URL that is one but cannot be
+    /// fetched as written (a port beyond 65535) is returned: `DownloadURLCheck` fails its item
+    /// alone when the download starts (`DownloadSession`), the other files still arrive.
     static func httpURL(_ text: some StringProtocol) -> URL? {
-        guard let url = URL(string: String(text)), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
-        else { return nil }
+        guard let url = URL(string: String(text)), DownloadURLCheck.problem(with: url) != .unsupported else {
+            return nil
+        }
         return url
     }
 

@@ -172,30 +172,57 @@ enum DownloadSession {
     /// The requests of `items` the manager can take, and the items refused: a name that the journal
     /// holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
     /// from the journal (its file stays until the new one replaces it).
+    ///
+    /// The journal's item is this one, not another, when only the URL's query differs (a refreshed
+    /// signed URL: the item takes the new URL, and resumes its `.part` when the server's validator
+    /// proves the same file), or when only a `checksum=` was added: a completed file is then checked
+    /// against it, as every completed file with a checksum is (a file edited since fails its item).
+    /// An unfinished item of the journal with the same URL under another name, which this command
+    /// names no more (a server that changed its `Content-Disposition` name), is removed with its `.part`.
     private static func admit(_ items: [DownloadPlan.Item], to manager: DownloadManager, allowOverwrite: Bool)
         -> (requests: [DownloadManager.Request], refused: [(DownloadPlan.Item, String)])
     {
         let byName = Dictionary(manager.items.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         var requests: [DownloadManager.Request] = []
         var refused: [(DownloadPlan.Item, String)] = []
+        removeRenamed(items, from: manager)
         for item in items {
-            let checksum = item.checksum.flatMap { try? Checksum(parsing: $0) }
-            if let holder = byName[item.name], holder.url != item.url || holder.checksum != checksum {
-                guard allowOverwrite else {
-                    refused.append(
-                        (
-                            item,
-                            "the file name '\(item.name)' is already taken by download \(holder.id) of "
-                                + "\(holder.url.redactedString) in this folder: use --allow-overwrite to replace it, "
-                                + "or out=NAME in an input file for another name"
-                        ))
-                    continue
-                }
-                do {
-                    try manager.remove(holder.id)
-                } catch {
-                    refused.append((item, CommandLineError.describe(error)))
-                    continue
+            // The check `add` makes, item by item: a port beyond 65535 fails its item only.
+            if let problem = DownloadURLCheck.problem(with: item.url) {
+                refused.append((item, "cannot download \(item.url.redactedString): \(problem.reason)"))
+                continue
+            }
+            var checksum = item.checksum.flatMap { try? Checksum(parsing: $0) }
+            if let holder = byName[item.name] {
+                let sameFile = isSameFile(holder.url, item.url)
+                // Added to a completed item: checked here. To an unfinished one: a new item (the
+                // manager keeps an item's checksum from its start).
+                let checksumAdded = holder.checksum == nil && checksum != nil && holder.state == .completed
+                if sameFile && (holder.checksum == checksum || checksumAdded) {
+                    if let problem = verify(holder, against: checksum, in: manager) {
+                        refused.append((item, problem))
+                        continue
+                    }
+                    if holder.url != item.url {
+                        do {
+                            try manager.replaceURL(holder.id, with: item.url)
+                        } catch {
+                            refused.append((item, CommandLineError.describe(error)))
+                            continue
+                        }
+                    }
+                    if checksumAdded { checksum = nil }  // verified above; the item stays as it is
+                } else if holder.url != item.url || holder.checksum != checksum {
+                    guard allowOverwrite else {
+                        refused.append((item, taken(item.name, by: holder, url: item.url, checksum: checksum)))
+                        continue
+                    }
+                    do {
+                        try manager.remove(holder.id)
+                    } catch {
+                        refused.append((item, CommandLineError.describe(error)))
+                        continue
+                    }
                 }
             }
             requests.append(
@@ -205,6 +232,62 @@ enum DownloadSession {
                     connections: item.connections ?? 0))
         }
         return (requests, refused)
+    }
+
+    /// Whether `old` and `new` name the same file: equal but for their query (and fragment).
+    static func isSameFile(_ old: URL, _ new: URL) -> Bool {
+        guard var a = URLComponents(url: old, resolvingAgainstBaseURL: false),
+            var b = URLComponents(url: new, resolvingAgainstBaseURL: false)
+        else { return old == new }
+        a.percentEncodedQuery = nil
+        b.percentEncodedQuery = nil
+        a.fragment = nil
+        b.fragment = nil
+        return a == b
+    }
+
+    /// Why `holder`'s completed file fails `checksum` (the item's own when nil), or nil when it
+    /// matches, has no checksum to match, or is not completed (its download verifies it).
+    private static func verify(_ holder: DownloadManager.Item, against checksum: Checksum?, in manager: DownloadManager)
+        -> String?
+    {
+        guard holder.state == .completed, let expected = checksum ?? holder.checksum else { return nil }
+        let file = manager.journalURL.deletingLastPathComponent().appendingPathComponent(holder.name)
+        do {
+            let actual = try Checksum.digest(expected.algorithm, ofFileAt: file.path)
+            guard actual != expected else { return nil }
+            return "\(file.path) does not match its checksum: \(expected.algorithm.rawValue) is \(actual.hex), "
+                + "not \(expected.hex) (changed since it was downloaded?)"
+        } catch {
+            return "\(file.path) cannot be checked against its checksum: \(CommandLineError.describe(error))"
+        }
+    }
+
+    /// The message for a name the journal holds for another download: it tells the two apart.
+    private static func taken(_ name: String, by holder: DownloadManager.Item, url: URL, checksum: Checksum?) -> String
+    {
+        var theirs = holder.url.redactedString
+        if holder.url == url || theirs == url.redactedString {
+            let difference =
+                holder.url != url
+                ? "its URL differs from this one in its hidden credentials or signature only"
+                : holder.checksum.map { "its checksum is \($0)" } ?? "it has no checksum"
+            theirs += " (\(difference))"
+        }
+        return "the file name '\(name)' is already taken by download \(holder.id) of \(theirs) in this folder: use "
+            + "--allow-overwrite to replace it, or out=NAME in an input file for another name"
+    }
+
+    /// Removes the journal's unfinished items that `items` download under another name now: same
+    /// URL, named by it or by the server (no `out=`), and a name no item of `items` has. Their
+    /// `.part`s go with them.
+    private static func removeRenamed(_ items: [DownloadPlan.Item], from manager: DownloadManager) {
+        let names = Set(items.map(\.name))
+        let renamed = Set(items.filter(\.namedByURL).map(\.url))
+        for old in manager.items where renamed.contains(old.url) && !names.contains(old.name) {
+            guard old.state != .completed else { continue }
+            try? manager.remove(old.id)
+        }
     }
 
     /// The summary's lines and the exit code: only this run's items count.

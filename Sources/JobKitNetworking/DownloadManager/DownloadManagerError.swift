@@ -9,6 +9,9 @@ public enum DownloadManagerError: Error, LocalizedError, Equatable, Sendable {
     case nameTaken(String, by: DownloadManager.ItemID)
     /// Not an `http` or `https` URL with a host.
     case unsupportedURL(String)
+    /// An `http` or `https` URL that cannot be fetched as written: a port that is not a number
+    /// from 1 to 65535 (see the reason).
+    case invalidURL(String, reason: String)
     /// A request's header cannot be sent: a name that is not an HTTP token or is reserved, a value
     /// with a control character, too long, or too many headers (see `DownloadManager.Header`).
     case invalidHeader(String, reason: String)
@@ -29,6 +32,7 @@ public enum DownloadManagerError: Error, LocalizedError, Equatable, Sendable {
         case .invalidName(let name, let reason): "invalid file name '\(name.escapingControlCharacters)': \(reason)"
         case .nameTaken(let name, let id): "the file name '\(name)' is already taken by download \(id)"
         case .unsupportedURL(let url): "cannot download \(url): only http and https URLs with a host are supported"
+        case .invalidURL(let url, let reason): "cannot download \(url): \(reason)"
         case .invalidHeader(let name, let reason):
             "invalid header '\(String(name.prefix(80)).escapingControlCharacters)': \(reason)"
         case .unknownItem(let id): "no download \(id) in this manager"

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 /// The file name a server suggests in `Content-Disposition` (RFC 6266), for `jobkit download
@@ -105,18 +107,43 @@ package enum ContentDisposition {
     /// Asks the server for `url`'s `Content-Disposition` (its value, for `fileName(_:)`): a `GET` of its first byte (`Range: bytes=0-0`, so
     /// a signed URL valid for GET works and little is sent) with `headers`, through `client`; the
     /// body is not read. nil when the server sends none, answers an error, or does not answer
-    /// within `timeout`.
+    /// within `timeout`. Redirects are followed as a download follows them (`Redirect`: each
+    /// `Location` checked by `DownloadURLCheck`, credentials for the first origin only); a URL that
+    /// check refuses is never asked (nil). The URL's `user:password@` is sent as Basic auth.
     package static func probe(
         _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, timeout: Duration = .seconds(30)
     ) async -> String? {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.headers.replaceOrAdd(name: "Range", value: "bytes=0-0")
-        request.headers.replaceOrAdd(name: "Accept-Encoding", value: "identity")
-        let seconds = timeout.components.seconds
-        guard let response = try? await client.execute(request, timeout: .seconds(seconds)),
-            (200..<300).contains(Int(response.status.code))
-        else { return nil }
-        return response.headers.first(name: "content-disposition")
+        guard DownloadURLCheck.problem(with: url) == nil else { return nil }
+        var fields = HTTPHeaders()
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        if let authorization = url.basicAuthorization, !fields.contains(name: "Authorization") {
+            fields.add(name: "Authorization", value: authorization)
+        }
+        fields.replaceOrAdd(name: "Range", value: "bytes=0-0")
+        fields.replaceOrAdd(name: "Accept-Encoding", value: "identity")
+        let deadline = NIODeadline.now() + .seconds(timeout.components.seconds)
+        var current = url
+        var visited = [url]
+        while true {
+            var request = HTTPClientRequest(url: current.absoluteString)
+            request.headers = fields
+            guard let response = try? await client.execute(request, deadline: deadline) else { return nil }
+            let status = Int(response.status.code)
+            switch Redirect.step(
+                status: status, location: response.headers.first(name: "location"), from: current, visited: visited)
+            {
+            case .answer:
+                guard (200..<300).contains(status) else { return nil }
+                return response.headers.first(name: "content-disposition")
+            case .refuse:
+                return nil
+            case .follow(let target):
+                if !Redirect.isSameOrigin(current, target) {
+                    for name in Redirect.originBoundHeaders { fields.remove(name: name) }
+                }
+                visited.append(target)
+                current = target
+            }
+        }
     }
 }

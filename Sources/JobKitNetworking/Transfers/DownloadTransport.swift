@@ -19,10 +19,13 @@ import Tracing
 ///   written to the `.part` in order; once 1 MiB of a body waits for the disk, the next chunk is
 ///   read only when some is written (memory stays bounded however slow the disk). On Linux it is
 ///   much faster than FoundationNetworking (measured in BENCHMARKS.md). The client's own
-///   configuration applies: redirects (followed, by default), proxies, TLS, timeouts,
-///   connections per host — a download waiting for one of its connections waits (AsyncHTTPClient's
-///   `getConnectionFromPoolTimeout` queues it again), it never fails for waiting. Whoever made the
-///   client shuts it down, after the downloads ended.
+///   configuration applies: proxies, TLS, timeouts, connections per host — a download waiting for
+///   one of its connections waits (AsyncHTTPClient's `getConnectionFromPoolTimeout` queues it
+///   again), it never fails for waiting. Redirects: a client made with `redirectConfiguration:
+///   .disallow` (as a `DownloadManager`'s own is) leaves them to the download, which follows each
+///   after `DownloadURLCheck` and keeps credentials to their origin; a client that follows them
+///   itself does so unchecked (SwiftNIO traps on a `Location` with a port beyond 65535). Whoever
+///   made the client shuts it down, after the downloads ended.
 /// - `urlSession`: a `TransferClient` (URLSession): its configuration, headers, credentials and
 ///   challenge delegate apply.
 ///
@@ -42,10 +45,16 @@ public enum DownloadTransport: Sendable {
     /// In a traced run's `context`, the request is a span of its own under the run's (`RequestSpan`);
     /// AsyncHTTPClient logs the request to `logger`, and reads the body as fast as `throttle`
     /// allows (a URLSession reads it as fast as it comes: see `DownloadManager.Configuration.maxBytesPerSecond`).
+    /// A URL that `DownloadURLCheck` refuses (not http(s), no host, a port beyond 65535) ends the
+    /// transfer at once, before any transport sees it: `handler` hears a `TransportError` (`badURL`).
     package func start(
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
         context: ServiceContext? = nil, logger: Logger? = nil, throttle: Throttle? = nil
     ) {
+        // The one check of every URL before a transport sees it (SwiftNIO traps on a port beyond 65535).
+        if let url = request.url, let problem = DownloadURLCheck.problem(with: url) {
+            return handler.onComplete(nil, DownloadURLCheck.transportError(url, problem))
+        }
         var request = request
         if let span = RequestSpan.start(&request, in: context) {
             let complete = handler.onComplete

@@ -191,3 +191,173 @@ import Testing
         #expect(stat(journal(in: folder).path, &info) == 0 && info.st_mode & 0o777 == 0o600)
     }
 }
+
+/// Issue 31, from outside: URLs and redirects that used to trap, credentials in a URL, a refused connection.
+extension DownloadCommandTrustTests {
+    @Test func aPortBeyond65535OrARedirectToOneFailsThatItemAloneWhileTheOthersArrive() async throws {
+        let server = try ScriptedServer { request, _ in
+            request.path == "/moved.bin"
+                ? .respond(302, headers: ["Location": "http://127.0.0.1:70000/y"])
+                : .respond(200, body: pattern(500))
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let list = folder.appendingPathComponent("list.txt")
+        try Data("http://[::1]:99999/listed.bin\n".utf8).write(to: list)
+
+        let (status, output) = try await download(
+            [
+                "-o", folder.path, "-i", list.path, "--content-disposition", "http://127.0.0.1:99999/x.bin",
+                server.url("moved.bin").absoluteString, server.url("fine.bin").absoluteString,
+            ])
+
+        #expect(status == 1, "exit 1, not a signal: \(output)")
+        #expect(output.contains("error: 3 of 4 downloads failed"), "\(output)")
+        #expect(output.contains("x.bin") && output.contains("the port '99999' is not a number from 1 to 65535"))
+        #expect(output.contains("listed.bin"), "\(output)")
+        #expect(output.contains("the redirect to http://127.0.0.1:70000/y cannot be followed"), "\(output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("fine.bin")) == pattern(500))
+    }
+
+    @Test func credentialsInTheURLPassABasicAuthServerAndStayHidden() async throws {
+        let basic = "Basic " + Data("alice:pw".utf8).base64EncodedString()
+        let server = try ScriptedServer { request, _ in
+            request.headers["authorization"] == basic ? .respond(200, body: pattern(700)) : .respond(401)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+
+        let (status, output) = try await download(
+            ["-o", folder.path, "http://alice:pw@127.0.0.1:\(server.port)/secret.bin"])
+
+        #expect(status == 0, "\(output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("secret.bin")) == pattern(700))
+        #expect(!output.contains(":pw@"), "\(output)")
+    }
+
+    @Test func aClosedPortFailsAtOnceInOneCleanLine() async throws {
+        let closed = try ScriptedServer { _, _ in .respond(200) }
+        closed.stop()
+        let folder = try scratchFolder()
+
+        let (status, output) = try await download([
+            "-o", folder.path, "--retry", "0", closed.url("x.bin").absoluteString,
+        ])
+
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("the connection to 127.0.0.1:\(closed.port) was refused"), "\(output)")
+        #expect(!output.contains("errno") && !output.contains("error set"), "\(output)")
+    }
+}
+
+/// Issue 31, from outside: reruns with a refreshed URL, an added checksum, a changed server name.
+extension DownloadCommandTrustTests {
+    /// A server whose first answer stops after 2000 of the file's bytes, and that honours `Range`
+    /// with `If-Range` on its ETag.
+    private func flakyServer(_ body: Data) throws -> ScriptedServer {
+        try ScriptedServer { request, index in
+            var headers = ["ETag": "\"v1\""]
+            if index == 0 { return .drop(headers: headers, body: body, sent: 2000) }
+            if let start = request.rangeStart, request.headers["if-range"] == "\"v1\"" {
+                headers["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
+                return .respond(206, headers: headers, body: body.dropFirst(start))
+            }
+            return .respond(200, headers: headers, body: body)
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aRerunWithARefreshedSignedURLResumesTheSameItem(allowOverwrite: Bool) async throws {
+        let body = pattern(5000, seed: 9)
+        let server = try flakyServer(body)
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let signed = { (signature: String) in server.url("s.iso").absoluteString + "?X-Amz-Signature=" + signature }
+        let first = try await download(["-o", folder.path, "--retry", "0", signed("AAAA")])
+        #expect(first.status == 1, "\(first.output)")
+        #expect(fileSize(folder.appendingPathComponent("s.iso.part")) == 2000)
+
+        let second = try await download(
+            ["-o", folder.path, "--retry", "0"] + (allowOverwrite ? ["--allow-overwrite"] : []) + [signed("BBBB")])
+
+        #expect(second.status == 0, "\(second.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.iso")) == body)
+        #expect(server.requests.last?.headers["range"] == "bytes=2000-", "resumed, not from byte 0")
+        #expect(server.requests.last?.path.hasSuffix("X-Amz-Signature=BBBB") == true)
+        #expect(!second.output.contains("BBBB") && !second.output.contains("AAAA"), "\(second.output)")
+    }
+
+    @Test func aNameTakenByAURLThatPrintsTheSameSaysHowTheyDiffer() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(300)) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = { (user: String) in "http://\(user)@127.0.0.1:\(server.port)/app.tgz" }
+        #expect(try await download(["-o", folder.path, url("alice:one")]).status == 0)
+
+        let (status, output) = try await download(["-o", folder.path, url("bob:two")])
+
+        #expect(status == 1, "\(output)")
+        #expect(
+            output.contains("its URL differs from this one in its hidden credentials or signature only"), "\(output)")
+        #expect(!output.contains("one@") && !output.contains("two@"), "\(output)")
+    }
+
+    @Test func aChecksumAddedOnARerunVerifiesTheCompletedFile() async throws {
+        let body = pattern(4000, seed: 4)
+        let server = try ScriptedServer { _, _ in .respond(200, body: body) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = server.url("data.bin").absoluteString
+        #expect(try await download(["-o", folder.path, url]).status == 0)
+        let list = folder.appendingPathComponent("list.txt")
+        let hex = Checksum.sha256(of: body).hex
+        try Data("\(url)\n  checksum=sha-256=\(hex)\n".utf8).write(to: list)
+
+        let right = try await download(["-o", folder.path, "-i", list.path])
+        #expect(right.status == 0, "\(right.output)")
+        #expect(!right.output.contains("already taken"), "\(right.output)")
+
+        var edited = body
+        edited[100] ^= 0xFF  // the same size, edited in place
+        try edited.write(to: folder.appendingPathComponent("data.bin"))
+        let wrong = try await download(["-o", folder.path, "-i", list.path])
+        #expect(wrong.status == 1, "\(wrong.output)")
+        #expect(wrong.output.contains("does not match its checksum"), "\(wrong.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("data.bin")) == edited, "the user's file stays")
+    }
+
+    @Test func aServerThatRenamesTheFileLeavesNoOrphanedPartBehind() async throws {
+        let body = pattern(5000, seed: 6)
+        let renamed = LockedBox<Bool>.make(false)
+        let downloads = LockedBox<Int>.make(0)
+        let server = try ScriptedServer { request, _ in
+            let name = renamed.withLock { $0 } ? "new.bin" : "old.bin"
+            var headers = ["ETag": "\"v1\"", "Content-Disposition": "attachment; filename=\"\(name)\""]
+            if request.headers["range"] == "bytes=0-0" {  // the --content-disposition probe
+                headers["Content-Range"] = "bytes 0-0/\(body.count)"
+                return .respond(206, headers: headers, body: body.prefix(1))
+            }
+            let first = downloads.withLock { count in
+                count += 1
+                return count == 1
+            }
+            return first ? .drop(headers: headers, body: body, sent: 2000) : .respond(200, headers: headers, body: body)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = server.url("get?id=7").absoluteString
+        let first = try await download(["-o", folder.path, "--retry", "0", "--content-disposition", url])
+        #expect(first.status == 1, "\(first.output)")
+        #expect(exists(folder.appendingPathComponent("old.bin.part")), "\(first.output)")
+        renamed.withLock { $0 = true }
+
+        let second = try await download(["-o", folder.path, "--retry", "0", "--content-disposition", url])
+
+        #expect(second.status == 0, "\(second.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("new.bin")) == body)
+        #expect(!exists(folder.appendingPathComponent("old.bin.part")))
+        let manager = try DownloadManager(directory: folder)
+        defer { manager.close() }
+        #expect(manager.items.map(\.name) == ["new.bin"], "no item of the old name is left in the journal")
+    }
+}

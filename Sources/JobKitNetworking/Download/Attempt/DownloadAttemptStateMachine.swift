@@ -6,7 +6,9 @@ import Foundation
 /// Pure: it never touches the `.part`, a socket or a clock. Each transition returns what to do, and
 /// `Download` (the executor) does it: truncate, seek, write the metadata, write the bytes, ask again
 /// from the start, fail, or finalize. Its rules:
-/// - a resume sends `Range` and, when the `.part` has one, its validator in `If-Range`;
+/// - a resume sends `Range` and, when the `.part` has one, its validator in `If-Range`; a
+///   `Last-Modified` counts as one only when strong (at least a second before the response's
+///   `Date`, RFC 9110 §8.8.2.2), so a `.part` known by a weak date alone is started over;
 /// - a 206 continues the `.part` only if it starts at the offset asked for, names a total that agrees
 ///   with the `.part`'s, carries the validator sent and is not content-coded; anything else starts
 ///   over (a server that ignored `If-Range`, or a file that changed);
@@ -267,11 +269,12 @@ struct DownloadAttemptStateMachine {
 
     /// The metadata of a response that starts the `.part`. A content-coded body keeps no validator
     /// or total: what is written is decoded, so it can be neither measured against the announced
-    /// length nor resumed by a range.
+    /// length nor resumed by a range. A `Last-Modified` is kept only when it is a strong validator
+    /// (`PartMetadata.strongLastModified`): with a weak one alone, the `.part` is never resumed.
     private func remembered(_ headers: [String: String], total: Int64?) -> PartMetadata {
         let encoded = Self.isEncoded(headers)
         return PartMetadata(
             url: url.absoluteString, item: item, etag: encoded ? nil : headers["etag"],
-            lastModified: encoded ? nil : headers["last-modified"], total: encoded ? nil : total)
+            lastModified: encoded ? nil : PartMetadata.strongLastModified(headers), total: encoded ? nil : total)
     }
 }

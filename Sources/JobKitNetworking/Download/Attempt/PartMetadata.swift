@@ -41,6 +41,20 @@ struct PartMetadata: Codable, Equatable {
         return boot == current
     }
 
+    /// The `Last-Modified` of a response (its headers, names lowercased) when it is a strong
+    /// validator, else nil. RFC 9110 (§8.8.2.2, §13.1.5): a date is strong only when the response's
+    /// `Date` is at least a second after it; a file served in the second it was written may change
+    /// again within that second under the same date, so a date equal to the `Date` (or later, or
+    /// without a `Date`, or unreadable) proves nothing: it is never sent in `If-Range`.
+    static func strongLastModified(_ headers: [String: String]) -> String? {
+        guard let text = headers["last-modified"], text.count < 100, let sent = headers["date"], sent.count < 100,
+            let modified = RetryAfter.httpDate(text.trimmingCharacters(in: .whitespaces)),
+            let date = RetryAfter.httpDate(sent.trimmingCharacters(in: .whitespaces)),
+            date.timeIntervalSince(modified) >= 1
+        else { return nil }
+        return text
+    }
+
     /// The validator for `If-Range`: the ETag when there is a strong one, else Last-Modified.
     var validator: String? {
         if let etag, !etag.hasPrefix("W/") { return etag }

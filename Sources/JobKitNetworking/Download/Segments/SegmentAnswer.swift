@@ -3,8 +3,9 @@ import Foundation
 /// What a response means for a segmented download: pure rules, no I/O.
 ///
 /// - The first request (`bytes=0-`) splits the file only when it is answered `206` from byte 0
-///   with a total, not content-coded, and with a validator: a strong ETag, or else a Last-Modified
-///   date (the validator a one-connection resume trusts too). Anything else falls back to one
+///   with a total, not content-coded, and with a validator: a strong ETag, or else a strong
+///   Last-Modified date (at least a second before the response's `Date`: the validator a
+///   one-connection resume trusts too). Anything else falls back to one
 ///   connection: a `206` of the whole file is written as it comes (`isWholeFile`), any other answer
 ///   is asked again without a range.
 /// - A segment's request (`bytes=A-B` with `If-Range`) continues the file only when answered `206`
@@ -29,7 +30,8 @@ enum SegmentAnswer: Equatable {
             range.range?.lowerBound == 0
         else { return nil }
         let metadata = PartMetadata(
-            url: url.absoluteString, item: item, etag: headers["etag"], lastModified: headers["last-modified"],
+            url: url.absoluteString, item: item, etag: headers["etag"],
+            lastModified: PartMetadata.strongLastModified(headers),
             total: total)
         return metadata.validator == nil ? nil : metadata
     }

@@ -187,11 +187,9 @@ enum DownloadJournal {
             return .applied
         }
 
-        /// `text` as an `http` or `https` URL with a host (the check `add` makes), or nil.
+        /// `text` as a downloadable URL (`DownloadURLCheck`, the check `add` makes), or nil.
         private static func downloadableURL(_ text: String) -> URL? {
-            guard let url = URL(string: text),
-                DownloadManagerStateMachine<Never>.isDownloadable(url)
-            else { return nil }
+            guard let url = URL(string: text), DownloadURLCheck.problem(with: url) == nil else { return nil }
             return url
         }
 

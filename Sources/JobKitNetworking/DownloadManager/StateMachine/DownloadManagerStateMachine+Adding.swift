@@ -12,7 +12,7 @@ extension DownloadManagerStateMachine {
         var batch: [String: (id: ItemID, request: DownloadManager.Request)] = [:]
         var id = items.nextID
         for request in requests {
-            guard Self.isDownloadable(request.url) else { throw .unsupportedURL(request.url.redactedString) }
+            try Self.checkDownloadable(request.url)
             let name: String
             if let given = request.name { name = given } else { name = try Self.defaultName(for: request.url) }
             try DownloadManager.checkName(name)

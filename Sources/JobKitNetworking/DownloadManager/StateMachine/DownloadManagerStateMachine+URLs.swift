@@ -12,7 +12,7 @@ extension DownloadManagerStateMachine {
     mutating func replaceURL(_ id: ItemID, with url: URL, now: UInt64) throws(DownloadManagerError) -> Actions {
         guard let entry = items[id] else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
-        guard Self.isDownloadable(url) else { throw .unsupportedURL(url.redactedString) }
+        try Self.checkDownloadable(url)
         var actions = Actions()
         let restarts: Bool
         switch entry.phase {
@@ -76,10 +76,10 @@ extension DownloadManagerStateMachine {
             return staleRunEnded(generation, .failed(failure))
         }
         guard let url else { return runEnded(id, generation: generation, .failed(failure), now: now) }
-        guard Self.isDownloadable(url) else {
+        if let problem = DownloadURLCheck.problem(with: url) {
             let refused = ItemError(
                 kind: failure.kind,
-                message: failure.message + "; the URL refresher gave \(url.redactedString), not an http(s) URL",
+                message: failure.message + "; the URL refresher gave \(url.redactedString): \(problem.reason)",
                 status: failure.status)
             return runEnded(id, generation: generation, .failed(refused), now: now)
         }
@@ -99,11 +99,15 @@ extension DownloadManagerStateMachine {
         return actions
     }
 
-    /// Whether `url` is one the manager downloads: `http` or `https`, with a host.
-    static func isDownloadable(_ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host, !host.isEmpty
-        else { return false }
-        return true
+    /// Checks that `url` is one the manager downloads (`DownloadURLCheck`): `http` or `https`,
+    /// with a host, and no port or one from 1 to 65535.
+    ///
+    /// - Throws: `.unsupportedURL` or `.invalidURL`, naming the URL (redacted).
+    static func checkDownloadable(_ url: URL) throws(DownloadManagerError) {
+        switch DownloadURLCheck.problem(with: url) {
+        case nil: return
+        case .unsupported: throw .unsupportedURL(url.redactedString)
+        case let problem?: throw .invalidURL(url.redactedString, reason: problem.reason)
+        }
     }
 }

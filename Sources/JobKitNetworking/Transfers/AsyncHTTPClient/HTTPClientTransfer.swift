@@ -10,6 +10,11 @@ import NIOSSL
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One request of a download on an AsyncHTTPClient, feeding a `TransferHandler` as the URLSession
 /// path does: the response head, the body's bytes as they arrive, and the end, exactly once, as a
@@ -29,12 +34,25 @@ import NIOSSL
 /// A request that waited for one of the client's connections until AsyncHTTPClient gave up
 /// (`getConnectionFromPoolTimeout`: the host has working connections, all busy) never reached
 /// the server: it is queued again, not failed.
+///
+/// Every URL is checked (`DownloadURLCheck`) before AsyncHTTPClient sees it: the request's, and
+/// each redirect's. Redirects that reach the delegate (a client made with `.disallow`, as a
+/// `DownloadManager`'s is) are followed here (`Redirect`): at most ten, no cycle, and the
+/// `Authorization` (from the URL's `user:password@`, RFC 7617, unless a header sets one), cookies
+/// and `Origin` go to the first URL's origin only. A client that follows redirects itself does so
+/// unchecked.
+///
+/// The server may stay silent for `silenceLimit` while the transfer reads (`ReadSilence`): the
+/// time the transfer holds the connection back itself (a speed limit's wait, a disk behind) does
+/// not count. The client's own read timeout, if any, counts every silence (a `DownloadManager`'s
+/// client has none).
 // AsyncHTTPClient runs the delegate's callbacks and the task's futures on the event loop the
 // transfer picked (every task of it, redirects too, is pinned there).
-// Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections` and `ended` are touched only
-// on that event loop; `response` and `discards` only by the batches of work, which run one after
-// the other (the next is submitted, on the event loop, once the one before finished); the task is
-// behind a lock.
+// Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections`, `ended`,
+// `request` (after the first `send`, which runs before any callback), `visited`, `nextRequest`,
+// `refusal`, `silence` and `silenceTimer` are touched only on that event loop; `response` and
+// `discards` only by the batches of work, which run one after the other (the next is submitted,
+// on the event loop, once the one before finished); the task is behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
@@ -64,8 +82,25 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// asked to wait: 1 MiB.
     static let backlogLimit = 1 << 20
 
+    /// How long a server may stay silent while a transfer reads, unless told otherwise: a minute.
+    static let defaultSilenceLimit: Duration = .seconds(60)
+
     private let url: URL
-    private let request: HTTPClient.Request
+    /// The request being sent: the first, or the redirect being followed.
+    private var request: HTTPClient.Request
+    /// The URLs asked for so far: the first and each redirect's.
+    private var visited: [URL]
+    /// The redirect to follow once the task of the current request has ended.
+    private var nextRequest: HTTPClient.Request?
+    /// Why the transfer ends although its task ends as cancelled: a redirect that cannot be
+    /// followed, or a server silent for too long.
+    private var refusal: (any Error)?
+    /// How long the server has been silent while the transfer read.
+    private var silence: ReadSilence
+    /// The clock of `silence`.
+    private let silenceScheduler: any JobScheduler
+    /// The check of `silence` at its deadline, when armed.
+    private var silenceTimer: ScheduledAction?
     private let client: HTTPClient
     private let eventLoop: any EventLoop
     private let handler: TransferHandler
@@ -91,10 +126,15 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     private init(
         url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?,
-        throttle: Throttle?
+        throttle: Throttle?, silenceLimit: Duration, silenceScheduler: any JobScheduler
     ) {
         self.url = url
         self.throttle = throttle
+        visited = [url]
+        self.silenceScheduler = silenceScheduler
+        silence = ReadSilence(limit: silenceLimit, now: silenceScheduler.now)
+        silence.paused()  // until the request is sent: a wait in the client's pool is not the server's
+
         self.logger = logger
         self.request = request
         self.client = client
@@ -104,23 +144,32 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
     /// A run cancelled first never sends it (and its handler hears nothing, as on the URLSession path).
-    /// AsyncHTTPClient logs the request to `logger`; the body is read as fast as `throttle` allows.
+    /// AsyncHTTPClient logs the request to `logger`; the body is read as fast as `throttle` allows,
+    /// and the server may stay silent for `silenceLimit` (on `silenceScheduler`'s clock) while the
+    /// transfer reads. A URL that `DownloadURLCheck` refuses ends the transfer at once, as a
+    /// `TransportError` (`badURL`) that names it.
     static func start(
         _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller,
-        logger: Logger? = nil, throttle: Throttle? = nil
+        logger: Logger? = nil, throttle: Throttle? = nil, silenceLimit: Duration = defaultSilenceLimit,
+        silenceScheduler: any JobScheduler = .dispatch
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
         let built: HTTPClient.Request
         do {
+            if let problem = DownloadURLCheck.problem(with: url) { throw DownloadURLCheck.transportError(url, problem) }
             var headers = HTTPHeaders()
             for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+            if let authorization = url.basicAuthorization, !headers.contains(name: "Authorization") {
+                headers.add(name: "Authorization", value: authorization)
+            }
             built = try HTTPClient.Request(url: url, method: .GET, headers: headers)
         } catch {
             // On the run's queue, as the download's first attempt: not an event loop.
             return handler.onComplete(nil, Self.transportError(error, url: url))
         }
         let transfer = HTTPClientTransfer(
-            url: url, request: built, client: client, handler: handler, logger: logger, throttle: throttle)
+            url: url, request: built, client: client, handler: handler, logger: logger, throttle: throttle,
+            silenceLimit: silenceLimit, silenceScheduler: silenceScheduler)
         controller.onCancel { transfer.cancel() }
         transfer.send()
     }
@@ -157,13 +206,48 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         running?.cancel()
     }
 
+    func didSendRequest(task: HTTPClient.Task<Void>) {
+        // On a connection now: from here on, the server's silence counts.
+        silence.resumed(at: silenceScheduler.now)
+        armSilence()
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         sawHead = true
-        submit(.head(head, task))
+        silence.heard(at: silenceScheduler.now)
+        let step = Redirect.step(
+            status: Int(head.status.code), location: head.headers.first(name: "location"), from: request.url,
+            visited: visited)
+        switch step {
+        case .answer:
+            submit(.head(head, task))
+        case .follow(let target):
+            var headers = request.headers
+            if !Redirect.isSameOrigin(request.url, target) {
+                for name in Redirect.originBoundHeaders { headers.remove(name: name) }
+            }
+            do {
+                nextRequest = try HTTPClient.Request(url: target, method: .GET, headers: headers)
+                visited.append(target)
+            } catch {
+                refusal = Self.transportError(error, url: target)
+            }
+            // Its body is not wanted; the redirect is sent once the task has ended (after this callback).
+            eventLoop.execute { task.cancel() }
+        case .refuse(let reason):
+            let code: URLError.Code = reason.hasPrefix("the redirect to") ? .badURL : .httpTooManyRedirects
+            refusal = TransportError(
+                URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]),
+                url: url)
+            eventLoop.execute { task.cancel() }
+        }
         return eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        silence.heard(at: silenceScheduler.now)
+        // A redirect's body, or one that ends the transfer: dropped.
+        guard nextRequest == nil, refusal == nil else { return eventLoop.makeSucceededVoidFuture() }
         submit(.body(buffer, task), bytes: buffer.readableBytes)
         if let throttle, !ended {
             throttled = throttle.consumed(buffer.readableBytes) { [self] in
@@ -176,6 +260,7 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         guard backlog.bytes >= Self.backlogLimit || throttled != nil else { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         demand = promise
+        silence.paused()  // the transfer holds the server back now: its silence is not the server's
         return promise.futureResult
     }
 
@@ -183,7 +268,33 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private func releaseDemand() {
         guard let demand, throttled == nil, backlog.bytes < Self.backlogLimit else { return }
         self.demand = nil
+        if !ended {
+            silence.resumed(at: silenceScheduler.now)
+            armSilence()
+        }
         demand.succeed()
+    }
+
+    /// Arms the check of `silence` at its deadline, unless one is armed or the transfer does not read.
+    private func armSilence() {
+        guard silenceTimer == nil, !ended, let deadline = silence.deadline else { return }
+        silenceTimer = silenceScheduler.schedule(after: deadline - silenceScheduler.now) { [self] in
+            eventLoop.execute { self.silenceTimerFired() }
+        }
+    }
+
+    /// The check of `silence`: ends the transfer as `readTimeout` when the server was silent for
+    /// the limit while it read; else checks again at the new deadline (or when it reads again).
+    private func silenceTimerFired() {
+        silenceTimer = nil
+        guard !ended else { return }
+        guard silence.hasExpired(at: silenceScheduler.now) else { return armSilence() }
+        refusal = HTTPClientError.readTimeout
+        let running = slot.withLock { slot -> HTTPClient.Task<Void>? in
+            if case .running(let task) = slot { return task }
+            return nil
+        }
+        running?.cancel()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
@@ -191,7 +302,21 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        end(nil)
+        if followRedirect() { return }
+        end(refusal)
+    }
+
+    /// Sends the redirect the last response asked for, if any; false when there is none.
+    private func followRedirect() -> Bool {
+        guard let next = nextRequest, !ended else { return false }
+        nextRequest = nil
+        refusal = nil
+        request = next
+        sawHead = false
+        waitedForBusyConnections = false
+        silence.paused()
+        if !send() { end(HTTPClientError.cancelled) }
+        return true
     }
 
     /// The task failed: sent again when it only waited for a connection, else the end.
@@ -201,6 +326,8 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// connections is sent again too: the connection it waited for was opened late in its time.
     /// A second one in a row is the host's.
     private func failed(_ error: any Error) {
+        if followRedirect() { return }
+        if let refusal { return end(refusal) }
         let code = error as? HTTPClientError
         let onlyWaited =
             code == .getConnectionFromPoolTimeout || (code == .connectTimeout && waitedForBusyConnections)
@@ -213,13 +340,16 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private func end(_ error: (any Error)?) {
         guard !ended else { return }
         ended = true
+        silenceTimer?.cancel()
+        silenceTimer = nil
         // Nothing more is read: the throttle's timer goes now (a promise left waiting is released).
         if let throttled, let throttle {
             self.throttled = nil
             throttle.cancel(throttled)
             releaseDemand()
         }
-        submit(.end(error))
+        // Named here, where the URL last asked for (a redirect's) is known: a refusal names its host.
+        submit(.end(error.map { Self.transportError($0, url: url, asked: request.url) }))
     }
 
     // MARK: The handler's work, on the thread pool
@@ -299,11 +429,31 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     /// An AsyncHTTPClient or SwiftNIO error as the `TransportError` a URLSession transfer would
-    /// give, so that `TransientFailure` judges both alike. A certificate that fails verification is
+    /// give, so that `TransientFailure` judges both alike; `asked` is the URL last asked for (a
+    /// redirect's; nil: `url`), whose host a refused connection names. A certificate that fails verification is
     /// `serverCertificateUntrusted` (not transient: trying again cannot help).
-    static func transportError(_ error: any Error, url: URL) -> any Error {
+    static func transportError(_ error: any Error, url: URL, asked: URL? = nil) -> any Error {
+        if let ready = error as? TransportError { return ready }
+        let asked = asked ?? url
         var reason = String(describing: error)
         let code: URLError.Code
+        if isRefusal(error) {
+            let port = asked.port.map { ":\($0)" } ?? ""
+            reason = "the connection to \(asked.host ?? "the host")\(port) was refused"
+            return TransportError(
+                URLError(
+                    .cannotConnectToHost,
+                    userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]),
+                url: url)
+        }
+        if let ssl = error as? NIOSSLExtraError, ssl == .failedToValidateHostname {
+            reason = "the server's certificate is not valid for \(asked.host ?? "the host") (its names do not match)"
+            return TransportError(
+                URLError(
+                    .serverCertificateUntrusted,
+                    userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]),
+                url: url)
+        }
         switch error as? HTTPClientError {
         case .cancelled?: code = .cancelled
         case .connectTimeout?, .readTimeout?, .writeTimeout?, .deadlineExceeded?, .tlsHandshakeTimeout?,
@@ -336,6 +486,17 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         }
         return TransportError(
             URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]), url: url)
+    }
+
+    /// Whether `error` is a refused connection (`ECONNREFUSED`): SwiftNIO's own, or every attempt
+    /// of its Happy Eyeballs connect.
+    private static func isRefusal(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == ECONNREFUSED }
+        if let connection = error as? NIOConnectionError {
+            return !connection.connectionErrors.isEmpty
+                && connection.connectionErrors.allSatisfy { isRefusal($0.error) }
+        }
+        return false
     }
 }
 

@@ -288,3 +288,45 @@ import Testing
         #expect(try body(&over, 5) == .skip)
     }
 }
+
+/// Issue 31: a `Last-Modified` is a validator only when strong (RFC 9110 §8.8.2.2).
+@Suite struct DownloadAttemptWeakDateTests {
+    private let url = URL(string: "http://host/file.bin")!
+    private let served = "Tue, 24 Nov 2026 10:00:00 GMT"
+
+    private func metadata(ofA200With headers: [String: String]) throws -> PartMetadata? {
+        var machine = DownloadAttemptStateMachine(url: url, path: "/d/file.bin", resumingAt: nil, metadata: nil)
+        let action = try machine.received(status: 200, headers: headers.merging(["content-length": "100"]) { $1 })
+        guard case .write(_, _, _, let metadata) = action else { return nil }
+        return metadata
+    }
+
+    @Test func aLastModifiedInTheSecondOfTheDateIsNoValidatorAndThePartStartsOver() throws {
+        let weak = try #require(try metadata(ofA200With: ["last-modified": served, "date": served]))
+        #expect(weak.validator == nil)
+        #expect(
+            DownloadAttemptStateMachine.resumeOffset(partLength: 40, metadata: weak, url: url, blindResume: false)
+                == nil, "a .part known by a weak date alone is never resumed")
+        let resumed = DownloadAttemptStateMachine(url: url, path: "/d/file.bin", resumingAt: nil, metadata: weak)
+        #expect(resumed.requestHeaders["If-Range"] == nil)
+        #expect(resumed.requestHeaders["Range"] == nil)
+    }
+
+    @Test func aLastModifiedWithoutADateOrAfterItIsNoValidator() throws {
+        #expect(try metadata(ofA200With: ["last-modified": served])?.validator == nil)
+        let later = "Tue, 24 Nov 2026 10:00:05 GMT"
+        #expect(try metadata(ofA200With: ["last-modified": later, "date": served])?.validator == nil)
+        #expect(try metadata(ofA200With: ["last-modified": "yesterday", "date": served])?.validator == nil)
+    }
+
+    @Test func aLastModifiedASecondBeforeTheDateIsStrongAndResumes() throws {
+        let earlier = "Tue, 24 Nov 2026 09:59:59 GMT"
+        let strong = try #require(try metadata(ofA200With: ["last-modified": earlier, "date": served]))
+        #expect(strong.validator == earlier)
+        let offset = DownloadAttemptStateMachine.resumeOffset(
+            partLength: 40, metadata: strong, url: url, blindResume: false)
+        #expect(offset == 40)
+        let resumed = DownloadAttemptStateMachine(url: url, path: "/d/file.bin", resumingAt: offset, metadata: strong)
+        #expect(resumed.requestHeaders["If-Range"] == earlier)
+    }
+}

@@ -19,8 +19,19 @@ import Testing
         #expect(
             SegmentAnswer.split(
                 status: 206,
-                headers: ["content-range": "bytes 0-99/100", "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"],
-                url: url, item: nil) != nil)
+                headers: [
+                    "content-range": "bytes 0-99/100", "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT",
+                    "date": "Mon, 01 Jan 2024 00:00:01 GMT",
+                ],
+                url: url, item: nil) != nil, "a Last-Modified a second before the Date is strong")
+        #expect(
+            SegmentAnswer.split(
+                status: 206,
+                headers: [
+                    "content-range": "bytes 0-99/100", "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT",
+                    "date": "Mon, 01 Jan 2024 00:00:00 GMT",
+                ],
+                url: url, item: nil) == nil, "a weak date (the Date's own second) never splits a file")
         #expect(
             SegmentAnswer.split(
                 status: 206,

@@ -5,7 +5,8 @@ import Foundation
 /// sending a content-coded body despite `Accept-Encoding: identity` (the transport decodes it: its
 /// length and ranges are not the bytes written), a 200 or 416 that lies about ranges; and through a
 /// redirect (which the transport follows) to a mirror with validators of its own, maybe a version
-/// behind.
+/// behind. A third of the resources serve weak dates: a `Last-Modified` equal to `Date`, the same
+/// for every version.
 struct SimulatedServer {
     /// One file the server has, in its current version.
     struct Resource {
@@ -85,8 +86,32 @@ struct SimulatedServer {
     private static func etag(_ version: Int, _ url: String) -> String {
         url.contains("://mirror-") ? "\"m\(version)\"" : "\"v\(version)\""
     }
+    /// Whether the resource's dates are weak: served in the second it was written, every version
+    /// in that same second (`Last-Modified` equal to `Date`, whatever the version: a date that
+    /// proves nothing, which a download must never resume on). A third of the resources.
+    private static func servesWeakDates(_ url: String) -> Bool {
+        Self.resource(url).utf8.reduce(0) { $0 &+ Int($1) } % 3 == 0
+    }
+
+    /// A strong `Last-Modified` per version (the origin's and the mirror's apart), long before
+    /// `date(_:)`; or, for a resource that `servesWeakDates`, the same date as its `Date`.
     private static func lastModified(_ version: Int, _ url: String) -> String {
-        url.contains("://mirror-") ? "Night \(version)" : "Day \(version)"
+        guard !servesWeakDates(url) else { return httpDate(days: 0) }
+        return httpDate(days: version + (url.contains("://mirror-") ? 500 : 0))
+    }
+
+    /// The `Date` of the server's answers for `url`.
+    private static func date(_ url: String) -> String {
+        httpDate(days: servesWeakDates(url) ? 0 : 5000)
+    }
+
+    /// An IMF-fixdate `days` days after a fixed day.
+    private static func httpDate(days: Int) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date(timeIntervalSince1970: 1_600_000_000 + Double(days) * 86_400))
     }
 
     /// What the server answers a request with `headers`, in one of its moods (after the redirect the
@@ -109,7 +134,9 @@ struct SimulatedServer {
                 status: 404, headers: [:], body: Array("no such file".utf8), drops: false, note: "404", lie: nil)
         }
         let content = Self.content(url, version: resource.version, length: resource.length)
-        var validators: [String: String] = ["last-modified": Self.lastModified(resource.version, url)]
+        var validators: [String: String] = [
+            "last-modified": Self.lastModified(resource.version, url), "date": Self.date(url),
+        ]
         if resource.hasETag { validators["etag"] = Self.etag(resource.version, url) }
         let validatorMatches =
             headers["If-Range"].map { $0 == validators["etag"] || $0 == validators["last-modified"] } ?? true

@@ -76,7 +76,9 @@ extension DownloadManagerStateMachineTests {
         #expect(machine.item(ids[0], now: 1).state == .failed(Self.refusal))
         let local = URL(fileURLWithPath: "/etc/passwd")
         _ = machine.refreshed(ids[1], generation: added.starts[1].generation, url: local, failure: Self.refusal, now: 1)
-        #expect(machine.item(ids[1], now: 1).state.failure?.message.contains("not an http(s) URL") == true)
+        #expect(
+            machine.item(ids[1], now: 1).state.failure?.message.contains(
+                "only http and https URLs with a host are supported") == true)
         #expect(machine.item(ids[1], now: 1).url == URL(string: "https://a.example/b")!)
         // Suspended while the refresher ran: its answer changes nothing.
         _ = try machine.resume(ids[1], now: 2)
@@ -181,5 +183,30 @@ extension DownloadManagerStateMachineTests {
         var many = request("m")
         many.headers = Array(repeating: token, count: DownloadManager.Header.maximumCount + 1)
         #expect(throws: DownloadManagerError.self) { try machine.prepare([many]) }
+    }
+}
+
+/// Issue 31: a port beyond 65535, from the API's arguments or the URL refresher, never reaches a transport.
+extension DownloadManagerStateMachineTests {
+    @Test func aPortBeyond65535IsRefusedFromAddReplaceURLAndTheRefresher() throws {
+        var machine = machine(limit: 1)
+        let bad = URL(string: "http://127.0.0.1:99999/x")!
+        #expect(
+            throws: DownloadManagerError.invalidURL(
+                "http://127.0.0.1:99999/x", reason: "the port '99999' is not a number from 1 to 65535")
+        ) {
+            try machine.prepare([DownloadManager.Request(url: bad)])
+        }
+        let (ids, added) = try add([request("a")], to: &machine)
+        #expect(throws: DownloadManagerError.self) {
+            try machine.replaceURL(ids[0], with: URL(string: "http://[::1]:70000/y")!, now: 1)
+        }
+        let refreshed = machine.refreshed(
+            ids[0], generation: added.starts[0].generation, url: URL(string: "http://127.0.0.1:70000/y")!,
+            failure: Self.refusal, now: 1)
+        #expect(refreshed.starts.isEmpty)
+        let failure = try #require(machine.item(ids[0], now: 1).state.failure)
+        #expect(failure.message.contains("http://127.0.0.1:70000/y: the port '70000' is not a number from 1 to 65535"))
+        #expect(machine.item(ids[0], now: 1).url == URL(string: "https://a.example/a")!)
     }
 }
