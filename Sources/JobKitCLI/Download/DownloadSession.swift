@@ -41,12 +41,8 @@ enum DownloadSession {
         if let logger { configuration.logger = logger }
         let interrupted = InterruptedFlag()
         let interrupt = InterruptSignal {
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated {
-                    interrupted.isSet = true
-                    interrupted.manager?.close()  // running downloads stop; .parts and journal stay for the next run
-                }
-            }
+            interrupted.isSet = true
+            interrupted.manager?.close()  // running downloads stop; .parts and journal stay for the next run
         }
         defer { interrupt.cancel() }
         var outcome = Outcome()
@@ -55,12 +51,8 @@ enum DownloadSession {
             let manager: DownloadManager
             let view = DownloadView(display: display, rowOffset: index << 32, subfolder: group.subfolder)
             // --quiet shows no update: the manager then makes none.
-            let onUpdate: (@Sendable (DownloadManager.Update) -> Void)? =
-                options.quiet && !options.json
-                ? nil
-                : { @Sendable update in
-                    MainActor.assumeIsolated { view.show(update) }  // delivered on the main queue
-                }
+            let onUpdate: (@MainActor @Sendable (DownloadManager.Update) -> Void)? =
+                options.quiet && !options.json ? nil : { update in view.show(update) }  // on the main actor
             do {
                 manager = try DownloadManager(directory: folder, configuration: configuration, updateHandler: onUpdate)
             } catch {
