@@ -72,7 +72,7 @@ public struct Job<Value: Sendable>: Sendable {
     ) -> JobHandle {
         let run = makeRun(
             on: queue, parentTrace: nil,
-            completion: .handler(MainQueueHandler(handler).asNonisolated, resultQueue: .main))
+            completion: .handler(MainQueueHandler(handler).asNonisolated, resultQueue: mainQueue))
         run.start()
         return JobHandle(run: run)
     }

@@ -20,7 +20,7 @@ extension JobHandle {
     /// - Returns: a token that ends the observation; the observation goes on if it is discarded.
     @discardableResult
     public func onStateChange(_ handler: @escaping @MainActor @Sendable (JobState) -> Void) -> JobObservation {
-        onStateChange(on: .main, MainQueueStateHandler(handler).asNonisolated)
+        onStateChange(on: mainQueue, MainQueueStateHandler(handler).asNonisolated)
     }
 
     /// Calls `handler` on `queue` with every state of the run, in order, as `onStateChange(_:)` does on
@@ -84,7 +84,7 @@ extension JobHandle {
             case .pending: break
             }
         }
-        return replaceDelegate(on: .main, MainQueueStateHandler(deliver).asNonisolated)
+        return replaceDelegate(on: mainQueue, MainQueueStateHandler(deliver).asNonisolated)
     }
 
     /// Sets a delegate that hears of this run on `queue`, a queue the caller names, replacing the

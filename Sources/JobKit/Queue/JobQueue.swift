@@ -66,7 +66,8 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     ) {
         let handlers = MainQueueHandlers(onStateChange: onStateChange, onAllFinished: onAllFinished).asNonisolated
         self.init(
-            maxConcurrent: maxConcurrent, queue: queue, resultQueue: .main, finishedHistoryLimit: finishedHistoryLimit,
+            maxConcurrent: maxConcurrent, queue: queue, resultQueue: mainQueue,
+            finishedHistoryLimit: finishedHistoryLimit,
             onStateChange: handlers.onStateChange, onAllFinished: handlers.onAllFinished)
     }
 
@@ -109,7 +110,8 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         _ job: Job<Value>, id: ID,
         then handler: (@MainActor @Sendable (Result<Value, any Swift.Error>) -> Void)? = nil
     ) throws {
-        try add(job, id: id, resultQueue: .main, handler: handler.map { Job<Value>.MainQueueHandler($0).asNonisolated })
+        try add(
+            job, id: id, resultQueue: mainQueue, handler: handler.map { Job<Value>.MainQueueHandler($0).asNonisolated })
     }
 
     /// Queues `job` under `id`, as `add(_:id:then:)` does, with its own result delivered on

@@ -93,6 +93,8 @@ final class DownloadsScreen {
                 self.display.update(DownloadScenario.row(id: id, state: state, size: Int64(self.sizes[id - 1])))
                 if state.isFinal { self.ended += 1 }
             } onAllFinished: {
+                // Once every download ended (the queue may also drain between two adds).
+                guard self.ended == count else { return }
                 self.display.finish()
                 self.backend.print("All download tasks have been completed")
                 continuation.resume()

@@ -50,9 +50,9 @@ enum DownloadSession {
             configuration.subfolder = group.subfolder
             let manager: DownloadManager
             let view = DownloadView(display: display, rowOffset: index << 32, subfolder: group.subfolder)
-            // --quiet shows no update: the manager then makes none.
+            // --quiet shows no update: the manager then makes none. Delivered on the main actor.
             let onUpdate: (@MainActor @Sendable (DownloadManager.Update) -> Void)? =
-                options.quiet && !options.json ? nil : { update in view.show(update) }  // on the main actor
+                options.quiet && !options.json ? nil : { @MainActor @Sendable update in view.show(update) }
             do {
                 manager = try DownloadManager(directory: folder, configuration: configuration, updateHandler: onUpdate)
             } catch {

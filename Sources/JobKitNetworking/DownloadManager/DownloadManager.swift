@@ -158,7 +158,7 @@ public final class DownloadManager: Sendable {
         directory: URL, configuration: Configuration, updateHandler: (@MainActor @Sendable (Update) -> Void)?
     ) throws(DownloadManagerError) {
         try self.init(
-            directory: directory, configuration: configuration, resultQueue: .main,
+            directory: directory, configuration: configuration, resultQueue: mainQueue,
             updateHandler: updateHandler.map { MainQueueUpdateHandler($0).asNonisolated })
     }
 
