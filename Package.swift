@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -112,6 +112,12 @@ let package = Package(
                 "JobKitTracing", "JobKitTestSupport",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
+        // The seeds' screens as a Swift 6 app writes them: the main actor is the target's default isolation
+        // (as in a new Xcode 26 app target), so every class is a main-actor class with no annotation.
+        .testTarget(
+            name: "JobKitMainActorTests",
+            dependencies: ["JobKit", "JobKitNetworking", "JobKitCombine", "JobKitTestSupport"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]),
         .testTarget(
             name: "JobKitCLITests",
             dependencies: ["JobKitCLI", "JobKitNetworking", "JobKitServer", "JobKitTestSupport"]),

@@ -8,6 +8,10 @@ the block. A marker comment on the line before a block steers the check:
                                    block uses but does not show; the prelude has its own imports)
     <!-- sample: skip REASON -->   do not compile this block (say why; e.g. networking until issue 9)
     <!-- sample: manifest -->      the block is a Package.swift; `swift package dump-package` must read it
+    <!-- sample: NAME main-actor-default -->
+                                   as NAME, compiled with the main actor as the default isolation
+                                   (what `swiftSettings: [.defaultIsolation(MainActor.self)]` passes
+                                   for a target of tools 6.2, and Xcode 26 for a new app target)
     <!-- sample: NAME mirrored-in PATH -->
                                    as NAME, and the block must also appear verbatim in the test file
                                    PATH, where it runs as a test (so the guide's example is run, not
@@ -97,6 +101,8 @@ def main():
                         files.append(prelude)
                     command = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules,
                                "-module-name", "Sample"] + c_flags + files
+                    if reason == "main-actor-default":
+                        command[1:1] = ["-default-isolation", "MainActor"]
                 if listing:
                     print(f"{where}: {marker or '-'}")
                 result = subprocess.run(command, capture_output=True, text=True)

@@ -14,6 +14,7 @@ binary=$(swift build -c release --show-bin-path)/JobKitInstructions
 printf '%-36s %10s %10s %10s\n' "bytes per pending" "raw GCD" "seed Task" "JobKit"
 printf '%-36s %10s %10s %10s\n' "perform on an inactive queue" \
     "$("$binary" pending-gcd "$count")" "$("$binary" pending-seed "$count")" "$("$binary" pending-jobkit "$count")"
+printf '%-36s %10s %10s %10s\n' "same, @MainActor handler (main queue)" "-" "-" "$("$binary" pending-jobkit-main "$count")"
 printf '%-36s %10s %10s %10s\n' "same, one job repeated" "-" "-" "$("$binary" pending-jobkit-repeated "$count")"
 printf '%-36s %10s %10s %10s\n' "sequence member" "-" \
     "$("$binary" pending-member-seed "$count")" "$("$binary" pending-member-jobkit "$count")"

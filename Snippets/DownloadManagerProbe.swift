@@ -28,7 +28,7 @@ enum ProbeDownloadManager {
         do {
             manager = try DownloadManager(
                 directory: URL(fileURLWithPath: directory),
-                configuration: .init(maxConcurrent: 4, retry: .none, resultQueue: results)
+                configuration: .init(maxConcurrent: 4, retry: .none), resultQueue: results
             ) { update in
                 for case .changed(let item) in update.events where item.state == .completed {
                     say("completed \(item.name)")

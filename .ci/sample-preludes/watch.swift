@@ -11,12 +11,9 @@ final class Banner: Sendable {
     func show(_ message: String) {}
 }
 
-final class Screen: JobDelegate {}
-
 func downloading(_ url: URL, to destination: URL) -> Job<URL> { .just(destination) }
 
 let list = DownloadList()
 let banner = Banner()
-let screen = Screen()
 let url = URL(string: "http://127.0.0.1:8080/files/a.bin")!
 let destination = URL(fileURLWithPath: "/tmp/a.bin")

@@ -18,11 +18,21 @@ extension Job {
     /// more; a cancelled run's `JobError.cancelled` never reaches the subscriber.
     ///
     /// ```swift
-    /// var subscriptions = Set<AnyCancellable>()
-    /// loadFeed.publisher()                                  // value and completion on the main queue
-    ///     .sink { completion in show(completion) } receiveValue: { feed in show(feed) }
-    ///     .store(in: &subscriptions)
+    /// @MainActor final class FeedScreen {
+    ///     private(set) var feed: [Music] = []
+    ///     private var subscriptions = Set<AnyCancellable>()
+    ///     func show() {
+    ///         loadFeed.publisher()                          // value and completion on the main queue
+    ///             .sink { completion in print(completion) } receiveValue: { feed in self.feed = feed }
+    ///             .store(in: &subscriptions)
+    ///     }
+    /// }
     /// ```
+    ///
+    /// A `sink` written in a main-actor screen, as above, is the screen's own closure, which Swift 6
+    /// checks at run time is called on the main actor: with the default `resultQueue` the publisher
+    /// calls it on the main queue, so the check holds. Name another `resultQueue` only for subscribers
+    /// that are not main-actor isolated.
     ///
     /// The subscription keeps its subscriber until the run has delivered its outcome or the
     /// subscription is cancelled, whichever comes first, and then releases it; the run keeps the
@@ -30,7 +40,8 @@ extension Job {
     ///
     /// - Parameters:
     ///   - queue: where the job's body runs, as in `perform(on:resultQueue:then:)`.
-    ///   - resultQueue: where the value and the completion are sent. Defaults to the main queue.
+    ///   - resultQueue: where the value and the completion are sent. Defaults to the main queue (the
+    ///     main actor's executor).
     /// - Returns: the job's value, then `.finished`; or `.failure` with the run's error.
     public func publisher(
         on queue: DispatchQueue = .global(), resultQueue: DispatchQueue = .main

@@ -24,8 +24,12 @@ extension JobHandle {
     ///     .store(in: &subscriptions)
     /// ```
     ///
+    /// A `sink` written in a main-actor screen is the screen's own closure, which Swift 6 checks at run
+    /// time is called on the main actor: with the default `queue` the states are sent on the main
+    /// queue, so the check holds.
+    ///
     /// - Parameter queue: where the states and the completion are sent; calls never overlap, even on a
-    ///   concurrent queue. Defaults to the main queue.
+    ///   concurrent queue. Defaults to the main queue (the main actor's executor).
     public func statePublisher(on queue: DispatchQueue = .main) -> AnyPublisher<JobState, Never> {
         StatePublisher(handle: self, queue: queue).eraseToAnyPublisher()
     }

@@ -162,6 +162,18 @@ case "pending-jobkit":
         }.perform(on: queue, resultQueue: resultQueue) { _ in }
     }
     printBytesPerJob(since: before)
+case "pending-jobkit-main":
+    // The default form: a `@MainActor` handler, delivered on the main queue (never here: the queue
+    // stays inactive). The same bytes as `pending-jobkit`: the handler is stored as it is, no thunk.
+    let queue = DispatchQueue(label: "pending", attributes: .initiallyInactive)
+    let before = peakResidentBytes()
+    for index in 0..<count {
+        Job<Void> { controller in
+            use(index)
+            controller.finish()
+        }.perform(on: queue) { _ in }
+    }
+    printBytesPerJob(since: before)
 case "pending-jobkit-repeated":
     let queue = DispatchQueue(label: "pending", attributes: .initiallyInactive)
     let job = Job<Void> { $0.finish() }

@@ -4,8 +4,8 @@ import Dispatch
 ///
 /// **Threading.** A `Job` is an immutable `Sendable` value: make, compose and perform it from any thread.
 /// Each run's body is called on the `queue` given to `perform` (a global queue by default) and its completion
-/// handler on `resultQueue` (the main queue by default), exactly once; the body may call its `Controller`
-/// from any thread.
+/// handler exactly once: on the main queue, typed `@MainActor`, unless the caller names a `resultQueue`
+/// (then a `@Sendable` handler runs there). The body may call its `Controller` from any thread.
 ///
 /// A job is a recipe: creating one does nothing. Each `perform` starts a new, independent run, so a
 /// job can be performed many times, composed into groups and sequences, or awaited from async code.
@@ -16,7 +16,7 @@ import Dispatch
 ///         if let error { controller.fail(with: error) } else { controller.finish() }
 ///     }
 /// }
-/// upload.perform { result in print(result) }      // the handler runs on the main queue
+/// upload.perform { result in print(result) }      // on the main queue, on the main actor
 /// ```
 public struct Job<Value: Sendable>: Sendable {
     /// What each run performs: the body, erased once here (`RunBody`), so that a run's storage takes
@@ -41,27 +41,94 @@ public struct Job<Value: Sendable>: Sendable {
         body.call(controller.base)
     }
 
-    /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on `resultQueue`.
+    /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on the main queue —
+    /// typed `@MainActor`, so a main-actor screen touches its own state in it as written.
+    ///
+    /// ```swift
+    /// @MainActor final class ProductScreen {
+    ///     var title = ""
+    ///     func show(_ id: Int) {
+    ///         loader.loadProduct(id: id).perform { result in   // on the main queue, on the main actor
+    ///             self.title = (try? result.get().title) ?? "Unavailable"
+    ///         }
+    ///     }
+    /// }
+    /// ```
     ///
     /// By the time `handler` runs, the handle's `state` is final, and its `progress` reads 1.0 if the
-    /// run succeeded. The handler is retained until it has run. A command-line tool that keeps the
-    /// default `resultQueue` must service the main queue (`dispatchMain()`, `RunLoop.main.run()` or an
-    /// async `main`), or pass another queue.
+    /// run succeeded. The handler is retained until it has run. A command-line tool must service the
+    /// main queue (`dispatchMain()`, `RunLoop.main.run()` or an async `main`), or name another queue
+    /// with `perform(on:resultQueue:then:)`, whose handler is `@Sendable`.
     ///
     /// - Parameters:
     ///   - queue: where the body runs (and, for groups and sequences, their members).
-    ///   - resultQueue: where `handler` runs. Defaults to the main queue.
+    ///   - handler: receives the outcome, on the main queue (the main actor); `JobError.cancelled` after
+    ///     `JobHandle.cancel()`.
+    /// - Returns: a handle to observe or cancel this run. The run goes on whether or not it is kept.
+    @discardableResult
+    public func perform(
+        on queue: DispatchQueue = .global(),
+        then handler: @escaping @MainActor @Sendable (Result<Value, any Error>) -> Void
+    ) -> JobHandle {
+        let run = makeRun(
+            on: queue, parentTrace: nil,
+            completion: .handler(MainQueueHandler(handler).asNonisolated, resultQueue: mainQueue))
+        run.start()
+        return JobHandle(run: run)
+    }
+
+    /// Starts a run: the body runs on `queue`, and `handler` runs exactly once, on `resultQueue` — a
+    /// queue the caller names, so the handler is `@Sendable`. `perform(on:then:)` delivers on the main
+    /// queue, to a `@MainActor` handler.
+    ///
+    /// ```swift
+    /// job.perform(resultQueue: DispatchQueue(label: "results")) { result in cache.store(result) }
+    /// ```
+    ///
+    /// By the time `handler` runs, the handle's `state` is final, and its `progress` reads 1.0 if the
+    /// run succeeded. The handler is retained until it has run. Naming `.main` delivers on the main
+    /// queue, still to a `@Sendable` handler; a main-actor caller wants `perform(on:then:)`.
+    ///
+    /// - Parameters:
+    ///   - queue: where the body runs (and, for groups and sequences, their members).
+    ///   - resultQueue: where `handler` runs.
     ///   - handler: receives the outcome; `JobError.cancelled` after `JobHandle.cancel()`.
     /// - Returns: a handle to observe or cancel this run. The run goes on whether or not it is kept.
     @discardableResult
     public func perform(
         on queue: DispatchQueue = .global(),
-        resultQueue: DispatchQueue = .main,
+        resultQueue: DispatchQueue,
         then handler: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> JobHandle {
         let run = makeRun(on: queue, parentTrace: nil, completion: .handler(handler, resultQueue: resultQueue))
         run.start()
         return JobHandle(run: run)
+    }
+
+    /// A `@MainActor` handler of a run's result, called as a nonisolated one by the run's completion,
+    /// which calls it only on the main queue (the main actor's executor).
+    struct MainQueueHandler {
+        let call: @MainActor @Sendable (Result<Value, any Error>) -> Void
+
+        @inline(__always)
+        init(_ call: @escaping @MainActor @Sendable (Result<Value, any Error>) -> Void) {
+            self.call = call
+        }
+
+        /// The handler, typed nonisolated: the same function value, reinterpreted — no closure is made
+        /// around it, nothing is allocated, no isolation is checked when it is called. Call it only on
+        /// the main queue.
+        @inline(__always)
+        var asNonisolated: @Sendable (Result<Value, any Error>) -> Void {
+            // Safety: a function value's representation does not depend on its global actor (a code
+            // pointer and a context either way), and both structs hold one of the same signature
+            // otherwise, at the same abstraction; the result is handed only to deliveries on `.main`.
+            unsafeBitCast(self, to: Nonisolated.self).call
+        }
+
+        private struct Nonisolated {
+            let call: @Sendable (Result<Value, any Error>) -> Void
+        }
     }
 
     /// Makes a run of this job on `queue` (not started) whose completion is called inline, on

@@ -3,20 +3,23 @@ import Dispatch
 /// A queue of jobs of which at most `maxConcurrent` run at once — the download manager of a
 /// typical app, as a reusable type.
 ///
-/// **Threading.** Every method may be called from any thread, concurrently. `onStateChange`, `onAllFinished`
-/// and each job's own completion run on `resultQueue` (the main queue by default), one at a time and in
-/// order; no handler is called while the queue's lock is held, so a handler may call back into the queue.
+/// **Threading.** Every method may be called from any thread, concurrently. `onStateChange` and
+/// `onAllFinished` run on the main queue, typed `@MainActor`, unless the queue was made with a
+/// `resultQueue` (then `@Sendable` handlers run there); one at a time and in order. A job's own handler
+/// runs on the main queue (`add(_:id:then:)`, `@MainActor`) or on a queue named with it
+/// (`add(_:id:resultQueue:then:)`, `@Sendable`). No handler is called while the queue's lock is held, so
+/// a handler may call back into the queue.
 ///
 /// Jobs of any value type can be added at any time, idle or running. Each job's states (`pending`,
-/// `running(fraction:)`, then `finished`, `failed` or `cancelled`) reach `onStateChange` on
-/// `resultQueue`, in order, with progress coalesced as `JobHandle.onStateChange` does; each time the
-/// last queued job ends, `onAllFinished` runs once on `resultQueue`, after that job's final state.
+/// `running(fraction:)`, then `finished`, `failed` or `cancelled`) reach `onStateChange` on the result
+/// queue, in order, with progress coalesced as `JobHandle.onStateChange` does; each time the last queued
+/// job ends, `onAllFinished` runs once on the result queue, after that job's final state.
 /// No thread ever waits: a job that ends starts the next pending one. Adding, starting and finishing
 /// cost the same at any queue length.
 ///
 /// ```swift
 /// let downloads = JobQueue<URL>(maxConcurrent: 3) { url, state in
-///     rows[url]?.show(state)                        // on the main queue
+///     rows[url]?.show(state)                        // on the main queue, on the main actor
 /// } onAllFinished: {
 ///     banner.show("All download tasks have been completed")
 /// }
@@ -44,18 +47,44 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     private let onAllFinished: @Sendable () -> Void
     private let state: LockedBox<JobQueueStateMachine<ID>>
 
+    /// A queue whose handlers run on the main queue: `@MainActor` closures, so a main-actor screen
+    /// updates itself in them as written.
+    ///
     /// - Parameters:
     ///   - maxConcurrent: at most this many jobs run at once; a value below 1 counts as 1. Change it
     ///     with `setMaxConcurrent(_:)`.
     ///   - queue: where the jobs' bodies run.
-    ///   - resultQueue: where the handlers run. Defaults to the main queue.
+    ///   - finishedHistoryLimit: how many ended ids `finished` remembers (1,000 unless told otherwise).
+    ///   - onStateChange: every state of every job, in order per job, on the main queue.
+    ///   - onAllFinished: once each time the queue drains, on the main queue.
+    public convenience init(
+        maxConcurrent: Int,
+        queue: DispatchQueue = .global(),
+        finishedHistoryLimit: Int = 1_000,
+        onStateChange: @escaping @MainActor @Sendable (ID, JobState) -> Void = { _, _ in },
+        onAllFinished: @escaping @MainActor @Sendable () -> Void = {}
+    ) {
+        let handlers = MainQueueHandlers(onStateChange: onStateChange, onAllFinished: onAllFinished).asNonisolated
+        self.init(
+            maxConcurrent: maxConcurrent, queue: queue, resultQueue: mainQueue,
+            finishedHistoryLimit: finishedHistoryLimit,
+            onStateChange: handlers.onStateChange, onAllFinished: handlers.onAllFinished)
+    }
+
+    /// A queue whose handlers run on `resultQueue`, a queue the caller names: `@Sendable` closures.
+    ///
+    /// - Parameters:
+    ///   - maxConcurrent: at most this many jobs run at once; a value below 1 counts as 1. Change it
+    ///     with `setMaxConcurrent(_:)`.
+    ///   - queue: where the jobs' bodies run.
+    ///   - resultQueue: where the handlers run.
     ///   - finishedHistoryLimit: how many ended ids `finished` remembers (1,000 unless told otherwise).
     ///   - onStateChange: every state of every job, in order per job.
     ///   - onAllFinished: once each time the queue drains.
     public init(
         maxConcurrent: Int,
         queue: DispatchQueue = .global(),
-        resultQueue: DispatchQueue = .main,
+        resultQueue: DispatchQueue,
         finishedHistoryLimit: Int = 1_000,
         onStateChange: @escaping @Sendable (ID, JobState) -> Void = { _, _ in },
         onAllFinished: @escaping @Sendable () -> Void = {}
@@ -73,17 +102,42 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
     /// - Parameters:
     ///   - job: the job to run; each add is a new run of it.
     ///   - id: names the job in `onStateChange`, `cancel(id:)`, `handle(for:)` and the lists.
-    ///   - handler: this job's own result, once, on `resultQueue` — after its final state
-    ///     reached `onStateChange` when `resultQueue` is serial, and before `onAllFinished`.
-    ///     `handle(for:)` gives the job's handle while it is pending or running.
+    ///   - handler: this job's own result, once, on the main queue (`@MainActor`) — after its final
+    ///     state reached `onStateChange` and before `onAllFinished` when the queue's handlers run on the
+    ///     main queue too. `handle(for:)` gives the job's handle while it is pending or running.
     /// - Throws: `JobQueue.Error.duplicateID` when a job with `id` is still pending or running.
     public func add<Value>(
-        _ job: Job<Value>, id: ID, then handler: (@Sendable (Result<Value, any Swift.Error>) -> Void)? = nil
+        _ job: Job<Value>, id: ID,
+        then handler: (@MainActor @Sendable (Result<Value, any Swift.Error>) -> Void)? = nil
+    ) throws {
+        try add(
+            job, id: id, resultQueue: mainQueue, handler: handler.map { Job<Value>.MainQueueHandler($0).asNonisolated })
+    }
+
+    /// Queues `job` under `id`, as `add(_:id:then:)` does, with its own result delivered on
+    /// `resultQueue`, a queue the caller names: a `@Sendable` handler.
+    ///
+    /// - Parameters:
+    ///   - job: the job to run; each add is a new run of it.
+    ///   - id: names the job in `onStateChange`, `cancel(id:)`, `handle(for:)` and the lists.
+    ///   - resultQueue: where `handler` runs.
+    ///   - handler: this job's own result, once, on `resultQueue` — after its final state reached
+    ///     `onStateChange` and before `onAllFinished` when that is the queue's serial result queue.
+    /// - Throws: `JobQueue.Error.duplicateID` when a job with `id` is still pending or running.
+    public func add<Value>(
+        _ job: Job<Value>, id: ID, resultQueue: DispatchQueue,
+        then handler: @escaping @Sendable (Result<Value, any Swift.Error>) -> Void
+    ) throws {
+        try add(job, id: id, resultQueue: resultQueue, handler: handler)
+    }
+
+    private func add<Value>(
+        _ job: Job<Value>, id: ID, resultQueue handlerQueue: DispatchQueue,
+        handler: (@Sendable (Result<Value, any Swift.Error>) -> Void)?
     ) throws {
         let sequence = state.withLock { $0.takeSequence() }
-        let resultQueue = self.resultQueue
         let run = job.makeRun(on: queue, parent: nil) { [self] result in
-            if let handler { resultQueue.async { handler(result) } }
+            if let handler { handlerQueue.async { handler(result) } }
             completed(id, sequence: sequence)
         }
         let item = JobQueueStateMachine<ID>.Item(run: run) { run.start() }
@@ -174,5 +228,25 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         for item in completion.start { item.start() }
         if completion.drained { resultQueue.async(execute: onAllFinished) }
         for waiter in completion.waiters { waiter.resume() }
+    }
+
+    /// The main-actor handlers of `init(maxConcurrent:queue:finishedHistoryLimit:onStateChange:onAllFinished:)`,
+    /// called as nonisolated ones on the main queue (the main actor's executor).
+    private struct MainQueueHandlers {
+        let onStateChange: @MainActor @Sendable (ID, JobState) -> Void
+        let onAllFinished: @MainActor @Sendable () -> Void
+
+        /// The same function values, reinterpreted: nothing allocated, no isolation checked when called.
+        var asNonisolated: Nonisolated {
+            // Safety: a function value's representation does not depend on its global actor, and both
+            // structs hold functions of the same signatures otherwise; the queue calls them only on
+            // `.main`.
+            unsafeBitCast(self, to: Nonisolated.self)
+        }
+
+        struct Nonisolated {
+            let onStateChange: @Sendable (ID, JobState) -> Void
+            let onAllFinished: @Sendable () -> Void
+        }
     }
 }

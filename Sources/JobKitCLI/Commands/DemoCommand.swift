@@ -83,7 +83,7 @@ struct DemoCommand: AsyncParsableCommand {
         let downloads = DownloadScenario(
             jobs: jobs, maxConcurrent: maxConcurrent, randomizeTime: randomizeTime,
             chunkMilliseconds: chunkMilliseconds, directory: scratch,
-            display: .standard(json: false, quiet: false, lineStyle: .jobStates))
+            display: await .standard(json: false, quiet: false, lineStyle: .jobStates))
         let outcomes = [
             ("downloads", await downloads.run(on: backend)),
             (

@@ -99,14 +99,10 @@ struct PublishCommand: AsyncParsableCommand {
             server: server, text: text, files: files, maxConcurrent: options.maxConcurrent, retries: options.retry,
             display: display, client: client, idempotencyKey: idempotencyKey)
         let interrupt = InterruptSignal {
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated {
-                    guard publisher.interrupt() else { return }
-                    display.finish()
-                    printError("interrupted: the post was not created")
-                    Foundation.exit(CommandLineError.interrupted.rawValue)  // flushes stdout and stderr
-                }
-            }
+            guard publisher.interrupt() else { return }
+            display.finish()
+            printError("interrupted: the post was not created")
+            Foundation.exit(CommandLineError.interrupted.rawValue)  // flushes stdout and stderr
         }
         defer { interrupt.cancel() }
         let outcome = await publisher.publish()

@@ -20,6 +20,7 @@ struct DownloadScenario: Sendable {
     var display: TransferDisplay
 
     /// Returns whether every download completed byte-exact.
+    @MainActor
     func run(on backend: DemoBackend) async -> Bool {
         backend.print("downloads: \(jobs) files, at most \(maxConcurrent) at once")
         // The sources: uploaded first, so that this works against any JobKit server.
@@ -34,22 +35,11 @@ struct DownloadScenario: Sendable {
             backend.print("downloads: could not prepare the source files")
             return false
         }
-        let display = self.display
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
-                display.update(Self.row(id: id, state: state, size: Int64(sizes[id - 1])))
-            } onAllFinished: {
-                display.finish()
-                backend.print("All download tasks have been completed")
-                continuation.resume()
-            }
-            for id in 1..<jobs + 1 {
-                let job = Job<URL>.download(
-                    from: backend.url("downloads/download-\(id).bin?chunk-ms=\(chunkMilliseconds)"),
-                    to: directory.appendingPathComponent("download-\(id).bin"), transport: .urlSession(backend.client))
-                try! queue.add(backend.traced(job.asVoid(), "download \(id)"), id: id)  // ids are unique
-            }
-            if jobs == 0 { continuation.resume() }
+        let screen = DownloadsScreen(display: display, sizes: sizes, maxConcurrent: maxConcurrent, backend: backend)
+        await screen.download(jobs) { id in
+            Job<URL>.download(
+                from: backend.url("downloads/download-\(id).bin?chunk-ms=\(chunkMilliseconds)"),
+                to: directory.appendingPathComponent("download-\(id).bin"), transport: .urlSession(backend.client))
         }
         let intact = (1..<jobs + 1).allSatisfy { id in
             (try? Data(contentsOf: directory.appendingPathComponent("download-\(id).bin")))
@@ -74,5 +64,45 @@ struct DownloadScenario: Sendable {
         case .cancelled: row.status = .cancelled
         }
         return row
+    }
+}
+
+/// Seed 002's screen: a main-actor class that runs the downloads through a `JobQueue` and shows each
+/// one's state, touching its own state in the queue's handlers as written.
+@MainActor
+final class DownloadsScreen {
+    private let display: TransferDisplay
+    private let sizes: [Int]
+    private let maxConcurrent: Int
+    private let backend: DemoBackend
+    /// The downloads that have ended.
+    private(set) var ended = 0
+
+    init(display: TransferDisplay, sizes: [Int], maxConcurrent: Int, backend: DemoBackend) {
+        self.display = display
+        self.sizes = sizes
+        self.maxConcurrent = maxConcurrent
+        self.backend = backend
+    }
+
+    /// Downloads `count` files (ids 1 through `count`, each `download(id)`), showing each; returns once
+    /// all have ended.
+    func download(_ count: Int, _ download: (Int) -> Job<URL>) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { id, state in
+                self.display.update(DownloadScenario.row(id: id, state: state, size: Int64(self.sizes[id - 1])))
+                if state.isFinal { self.ended += 1 }
+            } onAllFinished: {
+                // Once every download ended (the queue may also drain between two adds).
+                guard self.ended == count else { return }
+                self.display.finish()
+                self.backend.print("All download tasks have been completed")
+                continuation.resume()
+            }
+            for id in 1..<count + 1 {
+                try! queue.add(backend.traced(download(id).asVoid(), "download \(id)"), id: id)  // ids are unique
+            }
+            if count == 0 { continuation.resume() }
+        }
     }
 }

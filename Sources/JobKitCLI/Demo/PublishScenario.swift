@@ -20,6 +20,7 @@ struct PublishScenario: Sendable {
     }
 
     /// Returns whether the outcome was the expected one: published, or — with `failUpload` — not.
+    @MainActor
     func run(on backend: DemoBackend) async -> Bool {
         let text = "JobKit demo post \(UUID().uuidString.prefix(8))"
         var media = (1..<photos + 1).map { "photo-\($0).jpg" } + (1..<videos + 1).map { "video-\($0).mov" }
@@ -30,11 +31,7 @@ struct PublishScenario: Sendable {
         let publish = backend.traced(
             Job.collect(uploads, maxConcurrent: 4).then { ids in createPost(text, mediaIDs: ids, on: backend) },
             "publish")
-        let outcome = await backend.outcome(of: publish)
-        switch outcome {
-        case .success(let post): backend.print("publish: post \(post.id) published with \(post.mediaIDs.count) media")
-        case .failure(let error): backend.print("publish: \(error) — the post was NOT published")
-        }
+        let outcome = await PublishScreen(backend: backend).publish(publish)
         let onServer = await backend.outcome(
             of: Job<[CreatedPost]>.decode(
                 for: URLRequest(url: backend.url("posts")), client: backend.client))
@@ -65,5 +62,33 @@ struct PublishScenario: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try? JSONSerialization.data(withJSONObject: ["text": text, "mediaIDs": mediaIDs])
         return backend.traced(Job<CreatedPost>.decode(for: request, client: backend.client), "create post")
+    }
+}
+
+/// Seed 000's screen: a main-actor class that publishes a post and shows how it went, touching its own
+/// state in the job's handler as written.
+@MainActor
+final class PublishScreen {
+    private let backend: DemoBackend
+    /// What the screen shows.
+    private(set) var status = "not published"
+
+    init(backend: DemoBackend) {
+        self.backend = backend
+    }
+
+    /// Performs `publish`, shows its outcome, and returns it.
+    func publish(_ publish: Job<PublishScenario.CreatedPost>) async -> Result<PublishScenario.CreatedPost, any Error> {
+        status = "publishing"
+        return await withCheckedContinuation { continuation in
+            publish.perform { result in
+                switch result {
+                case .success(let post): self.status = "post \(post.id) published with \(post.mediaIDs.count) media"
+                case .failure(let error): self.status = "\(error) — the post was NOT published"
+                }
+                self.backend.print("publish: \(self.status)")
+                continuation.resume(returning: result)
+            }
+        }
     }
 }

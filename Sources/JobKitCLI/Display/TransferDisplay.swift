@@ -3,11 +3,11 @@ import Foundation
 
 /// The transfer display of `jobkit download` and `jobkit publish`: rows in, text out, in the chosen mode.
 ///
-/// Call it on the main queue only (the commands' handlers all run there); it writes through `write` on
-/// that queue too. Live frames and JSON progress events are throttled to 10 a second by `RedrawThrottle`;
+/// A main-actor class (the commands' handlers all run there); it writes through `write` on the main
+/// actor too. Live frames and JSON progress events are throttled to 10 a second by `RedrawThrottle`;
 /// status changes are never dropped.
-// Safety: every member is touched on the main queue only (see above).
-final class TransferDisplay: @unchecked Sendable {
+@MainActor
+final class TransferDisplay {
     let mode: DisplayMode
     /// The plain lines of `.lines` mode.
     let lineStyle: TransferEventFormat.LineStyle

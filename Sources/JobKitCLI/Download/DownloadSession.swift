@@ -42,12 +42,8 @@ enum DownloadSession {
         if let logger { configuration.logger = logger }
         let interrupted = InterruptedFlag()
         let interrupt = InterruptSignal {
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated {
-                    interrupted.isSet = true
-                    interrupted.manager?.close()  // running downloads stop; .parts and journal stay for the next run
-                }
-            }
+            interrupted.isSet = true
+            interrupted.manager?.close()  // running downloads stop; .parts and journal stay for the next run
         }
         defer { interrupt.cancel() }
         var outcome = Outcome()
@@ -55,13 +51,9 @@ enum DownloadSession {
             configuration.subfolder = group.subfolder
             let manager: DownloadManager
             let view = DownloadView(display: display, rowOffset: index << 32, subfolder: group.subfolder)
-            // --quiet shows no update: the manager then makes none.
-            let onUpdate: (@Sendable (DownloadManager.Update) -> Void)? =
-                options.quiet && !options.json
-                ? nil
-                : { @Sendable update in
-                    MainActor.assumeIsolated { view.show(update) }  // delivered on the main queue
-                }
+            // --quiet shows no update: the manager then makes none. Delivered on the main actor.
+            let onUpdate: (@MainActor @Sendable (DownloadManager.Update) -> Void)? =
+                options.quiet && !options.json ? nil : { @MainActor @Sendable update in view.show(update) }
             do {
                 manager = try DownloadManager(directory: folder, configuration: configuration, updateHandler: onUpdate)
             } catch {

@@ -156,7 +156,7 @@ final class Publisher {
         var failures: [Int: String] = [:]
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queue = JobQueue<Int>(maxConcurrent: maxConcurrent) { [self] id, state in
-                MainActor.assumeIsolated { show(id, state, size: sizes[id]) }  // delivered on the main queue
+                show(id, state, size: sizes[id])  // on the main actor
             } onAllFinished: {
                 continuation.resume()
             }
@@ -171,15 +171,13 @@ final class Publisher {
                     return reply
                 }
                 let job = retried(upload, id: index)
-                try? queue.add(job, id: index) { [self] result in  // ids are unique: indexes
-                    MainActor.assumeIsolated {  // delivered on the main queue
-                        guard case .failure(let error) = result, !isInterrupted else { return }
-                        let reason = CommandLineError.describe(error)
-                        failures[index] = reason
-                        var row = display.rows.row(id: index) ?? TransferRow(id: index, name: file.lastPathComponent)
-                        row.status = .failed(reason: reason)
-                        display.update(row)
-                    }
+                try? queue.add(job, id: index) { [self] result in  // ids are unique: indexes; on the main actor
+                    guard case .failure(let error) = result, !isInterrupted else { return }
+                    let reason = CommandLineError.describe(error)
+                    failures[index] = reason
+                    var row = display.rows.row(id: index) ?? TransferRow(id: index, name: file.lastPathComponent)
+                    row.status = .failed(reason: reason)
+                    display.update(row)
                 }
             }
             if files.isEmpty { continuation.resume() }

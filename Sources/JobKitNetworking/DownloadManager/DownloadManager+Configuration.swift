@@ -16,8 +16,15 @@ extension DownloadManager {
         /// How transient failures (dropped connections, timeouts, 408, 429, 5xx) are retried: the
         /// policy of `retryingTransientFailures`. A retry resumes the `.part` where it ends.
         public var retry: RetryPolicy
-        /// Where `onUpdate` runs. Default: the main queue.
-        public var resultQueue: DispatchQueue
+        /// Ignored: where `onUpdate` runs is chosen where its type can follow the choice — the main
+        /// queue with `DownloadManager.init(directory:configuration:onUpdate:)` (a `@MainActor`
+        /// handler), or the queue given to `init(directory:configuration:resultQueue:onUpdate:)` (a
+        /// `@Sendable` one). See `DownloadManager.resultQueue`.
+        @available(
+            *, deprecated,
+            message: "pass the queue to DownloadManager.init(directory:configuration:resultQueue:onUpdate:)"
+        )
+        public var resultQueue: DispatchQueue = .main
         /// Progress alone is delivered at most once per interval (state changes at once). Default 100 ms.
         public var progressInterval: Duration
         /// Speeds are averaged over this window. Default 5 s.
@@ -84,7 +91,7 @@ extension DownloadManager {
         /// fails the manager with `.cannotUseDirectory`, so nothing is written outside the directory.
         /// The journal, `directory` and the items' URLs are the subfolder's.
         public var subfolder: String?
-        /// Where the download jobs run (never the result queue). Default: a global queue.
+        /// Where the download jobs run (never the manager's `resultQueue`). Default: a global queue.
         public var queue: DispatchQueue
         /// What a completed file and the journal survive. `.process` (default): the process being
         /// killed or crashing at any moment — no completed file is lost or fetched again, partial
@@ -161,9 +168,8 @@ extension DownloadManager {
         /// A configuration; every parameter has the default its property describes.
         public init(
             maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
-            resultQueue: DispatchQueue = .main, progressInterval: Duration = .milliseconds(100),
-            speedWindow: Duration = .seconds(5), queue: DispatchQueue = .global(),
-            durability: Durability = .process, transport: DownloadTransport? = nil,
+            progressInterval: Duration = .milliseconds(100), speedWindow: Duration = .seconds(5),
+            queue: DispatchQueue = .global(), durability: Durability = .process, transport: DownloadTransport? = nil,
             scheduler: any JobScheduler = .dispatch
         ) {
             self.scheduler = scheduler
@@ -171,11 +177,30 @@ extension DownloadManager {
             self.maxConcurrent = maxConcurrent
             self.maxPerHost = maxPerHost
             self.retry = retry
-            self.resultQueue = resultQueue
             self.progressInterval = progressInterval
             self.speedWindow = speedWindow
             self.queue = queue
             self.durability = durability
+        }
+
+        /// A configuration with a result queue, which is ignored: pass the queue to
+        /// `DownloadManager.init(directory:configuration:resultQueue:onUpdate:)`.
+        @available(
+            *, deprecated,
+            message: "pass the queue to DownloadManager.init(directory:configuration:resultQueue:onUpdate:)"
+        )
+        public init(
+            maxConcurrent: Int = 8, maxPerHost: Int? = nil, retry: RetryPolicy = RetryPolicy(),
+            resultQueue: DispatchQueue, progressInterval: Duration = .milliseconds(100),
+            speedWindow: Duration = .seconds(5), queue: DispatchQueue = .global(),
+            durability: Durability = .process, transport: DownloadTransport? = nil,
+            scheduler: any JobScheduler = .dispatch
+        ) {
+            self.init(
+                maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, progressInterval: progressInterval,
+                speedWindow: speedWindow, queue: queue, durability: durability, transport: transport,
+                scheduler: scheduler)
+            self.resultQueue = resultQueue
         }
     }
 }

@@ -10,9 +10,9 @@ extension DownloadManager {
         guard let wake else { return }
         switch wake {
         case .now:
-            configuration.resultQueue.async { [self] in deliver(wake) }
+            resultQueue.async { [self] in deliver(wake) }
         case .later(_, let delay):
-            let resultQueue = configuration.resultQueue
+            let resultQueue = self.resultQueue
             configuration.scheduler.schedule(after: .nanoseconds(Int64(clamping: delay))) { [self] in
                 resultQueue.async { self.deliver(wake) }
             }

@@ -18,14 +18,15 @@ import JobKit
 /// **Threading.** Every method may be called from any thread, `onUpdate` included; none waits for
 /// the network or the result queue. `add` writes the journal before it returns (and syncs it with
 /// `.system` durability, a few milliseconds: add many at once with `add(contentsOf:)`); the other
-/// controls write a line without syncing. `onUpdate` runs on `Configuration.resultQueue`, one call
-/// at a time (even on a concurrent queue), never with a lock of the manager held. At most one
+/// controls write a line without syncing. `onUpdate` runs on the main queue, typed `@MainActor` — or on
+/// the `resultQueue` given to `init(directory:configuration:resultQueue:onUpdate:)`, typed `@Sendable` —
+/// one call at a time (even on a concurrent queue), never with a lock of the manager held. At most one
 /// delivery waits on the result queue: a busy queue gets one update with every event since the
 /// last one (events are never dropped) and the newest snapshot; progress alone is delivered at
 /// most once per `progressInterval`. The manager is retained by its running downloads.
 ///
 /// ```swift
-/// let manager = try DownloadManager(directory: folder) { update in   // on the main queue
+/// let manager = try DownloadManager(directory: folder) { update in   // on the main actor
 ///     for event in update.events {
 ///         if case .changed(let item) = event { print(item.name, item.state) }
 ///     }
@@ -73,6 +74,9 @@ public final class DownloadManager: Sendable {
     public let directory: URL
     /// How the manager was configured.
     public let configuration: Configuration
+    /// Where `onUpdate` runs and the consumers of `updates()` are fed from: the main queue, or the
+    /// queue given to `init(directory:configuration:resultQueue:onUpdate:)`.
+    public let resultQueue: DispatchQueue
     /// The journal's file.
     public var journalURL: URL { directory.appendingPathComponent(DownloadJournal.fileName, isDirectory: false) }
 
@@ -113,30 +117,60 @@ public final class DownloadManager: Sendable {
     let refreshes = LockedBox<[UInt64: Task<Void, Never>]>.make([:])
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
-    /// the pending ones.
+    /// the pending ones; `onUpdate` runs on the main queue, typed `@MainActor`, so a main-actor screen
+    /// updates itself in it as written.
     ///
     /// - Parameters:
     ///   - directory: where the files go; the manager keeps its journal there.
-    ///   - configuration: width, per-host limit, retry policy, result queue, progress interval.
-    ///   - onUpdate: the events and progress, on the result queue (see the threading contract above).
+    ///   - configuration: width, per-host limit, retry policy, progress interval.
+    ///   - onUpdate: the events and progress, on the main queue (see the threading contract above).
     ///     Restored items are reported first, with their states.
     /// - Throws: `DownloadManagerError.directoryInUse` when another manager has the directory open;
     ///   `.unsupportedJournal` for a journal of a newer version (left as it is); `.cannotUseDirectory`
     ///   when the directory or its journal cannot be made, read or written.
     public convenience init(
         directory: URL, configuration: Configuration = Configuration(),
-        onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
+        onUpdate: @escaping @MainActor @Sendable (Update) -> Void = { _ in }
     ) throws(DownloadManagerError) {
         try self.init(directory: directory, configuration: configuration, updateHandler: onUpdate)
     }
 
-    /// `init(directory:configuration:onUpdate:)`; with `updateHandler` nil there is no `onUpdate`, and
-    /// a delivery that no consumer of `updates()` takes either is not built: its events are dropped,
-    /// no snapshot of the items is made and no speed is noted (`jobkit download --quiet` shows
-    /// nothing; `item(_:)` and the summary then give no speed for a running item).
-    package init(
-        directory: URL, configuration: Configuration, updateHandler onUpdate: (@Sendable (Update) -> Void)?
+    /// Opens `directory` as `init(directory:configuration:onUpdate:)` does, with `onUpdate` on
+    /// `resultQueue`, a queue the caller names: a `@Sendable` handler.
+    ///
+    /// - Parameters:
+    ///   - directory: where the files go; the manager keeps its journal there.
+    ///   - configuration: width, per-host limit, retry policy, progress interval.
+    ///   - resultQueue: where `onUpdate` runs, and where the consumers of `updates()` are fed from.
+    ///   - onUpdate: the events and progress, on `resultQueue`. Restored items are reported first.
+    /// - Throws: as `init(directory:configuration:onUpdate:)`.
+    public convenience init(
+        directory: URL, configuration: Configuration = Configuration(), resultQueue: DispatchQueue,
+        onUpdate: @escaping @Sendable (Update) -> Void = { _ in }
     ) throws(DownloadManagerError) {
+        try self.init(
+            directory: directory, configuration: configuration, resultQueue: resultQueue, updateHandler: onUpdate)
+    }
+
+    /// `init(directory:configuration:onUpdate:)`; with `updateHandler` nil there is no `onUpdate` (see
+    /// `init(directory:configuration:resultQueue:updateHandler:)`).
+    package convenience init(
+        directory: URL, configuration: Configuration, updateHandler: (@MainActor @Sendable (Update) -> Void)?
+    ) throws(DownloadManagerError) {
+        try self.init(
+            directory: directory, configuration: configuration, resultQueue: mainQueue,
+            updateHandler: updateHandler.map { MainQueueUpdateHandler($0).asNonisolated })
+    }
+
+    /// `init(directory:configuration:resultQueue:onUpdate:)`; with `updateHandler` nil there is no
+    /// `onUpdate`, and a delivery that no consumer of `updates()` takes either is not built: its events
+    /// are dropped, no snapshot of the items is made and no speed is noted (`jobkit download --quiet`
+    /// shows nothing; `item(_:)` and the summary then give no speed for a running item).
+    package init(
+        directory: URL, configuration: Configuration, resultQueue: DispatchQueue,
+        updateHandler onUpdate: (@Sendable (Update) -> Void)?
+    ) throws(DownloadManagerError) {
+        self.resultQueue = resultQueue
         let (root, directory) = (directory.standardizedFileURL, configuration.directory(under: directory))
         self.directory = directory
         self.configuration = configuration
@@ -368,5 +402,27 @@ public final class DownloadManager: Sendable {
             for name in owed + actions.unlinks { folder.unlink(name) }
         }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+}
+
+/// A `@MainActor` update handler, called as a nonisolated one by a manager whose result queue is the
+/// main queue (the main actor's executor).
+private struct MainQueueUpdateHandler {
+    let call: @MainActor @Sendable (DownloadManager.Update) -> Void
+
+    init(_ call: @escaping @MainActor @Sendable (DownloadManager.Update) -> Void) {
+        self.call = call
+    }
+
+    /// The handler, typed nonisolated: the same function value, reinterpreted (nothing allocated, no
+    /// isolation checked when it is called). Hand it only to a manager delivering on the main queue.
+    var asNonisolated: @Sendable (DownloadManager.Update) -> Void {
+        // Safety: a function value's representation does not depend on its global actor, and both
+        // structs hold one of the same signature otherwise; the manager calls it only on `.main`.
+        unsafeBitCast(self, to: Nonisolated.self).call
+    }
+
+    private struct Nonisolated {
+        let call: @Sendable (DownloadManager.Update) -> Void
     }
 }

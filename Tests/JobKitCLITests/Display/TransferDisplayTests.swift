@@ -5,7 +5,7 @@ import Testing
 @testable import JobKitCLI
 
 /// Which form the display takes, and what each form writes.
-@Suite struct TransferDisplayTests {
+@MainActor @Suite struct TransferDisplayTests {
     @Test func modeFollowsTheOptionsTheTerminalAndNoColor() {
         func mode(json: Bool = false, quiet: Bool = false, tty: Bool = true, _ environment: [String: String] = [:])
             -> DisplayMode

@@ -26,7 +26,8 @@ import Testing
         let log = UpdateLog()
         var configuration = testConfiguration(log)
         configuration.durability = durability
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         try manager.add(server.url("a.bin"))
         let summary = await manager.waitUntilFinished()
         manager.close()

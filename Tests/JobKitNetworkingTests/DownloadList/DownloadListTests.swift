@@ -54,7 +54,8 @@ import Testing
     }
 
     @MainActor func manager(_ log: UpdateLog) throws -> DownloadManager {
-        try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
+        try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
     }
 
     @MainActor @Test func observationFiresForAStateChange() async throws {

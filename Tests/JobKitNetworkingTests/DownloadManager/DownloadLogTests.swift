@@ -16,7 +16,7 @@ import Testing
         var configuration = testConfiguration(log, retry: retry)
         if let logger { configuration.logger = logger }
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: configuration, onUpdate: log.handler)
+            directory: try scratchFolder(), configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         _ = try manager.add(contentsOf: requests)
         let summary = await manager.waitUntilFinished()
         manager.close()

@@ -57,7 +57,8 @@ import Testing
             try? manager.resume(id)
             box.note(manager.item(id)?.state.name ?? "gone")
         }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         box.manager = manager
         let id = try manager.add(server.url("a.bin"))
         await manager.until("a has bytes", item: id) { $0.progress.received == 40_000 }
@@ -99,7 +100,8 @@ import Testing
             // be a run racing the suspended one for the `.part`.
             box.note(manager.item(id)?.state.name ?? "gone")
         }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         box.manager = manager
         let id = try manager.add(server.url("r.bin"))
@@ -132,7 +134,8 @@ import Testing
             let text = (try? String(contentsOf: journal, encoding: .utf8)) ?? ""
             box.note(text.contains("\"op\":\"remove\"") ? "journaled" : "not journaled")
         }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("x.bin"))
         await manager.until("x has bytes", item: id) { $0.progress.received == 30_000 }
@@ -158,7 +161,8 @@ import Testing
             try? manager.cancel(id)
             box.note(manager.item(id)?.state.name ?? "gone")
         }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         box.manager = manager
 
         let id = try manager.add(server.url("a.bin"))
@@ -191,7 +195,8 @@ import Testing
                 box.note("\(error)")
             }
         }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         box.manager = manager
 
         let first = try manager.add(url)

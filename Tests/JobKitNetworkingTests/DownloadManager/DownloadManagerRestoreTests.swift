@@ -64,7 +64,7 @@ struct RestoreServer {
     ) async throws {
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         #expect(Set(manager.items.map(\.name)) == Set(Self.quick + Self.stalled), sourceLocation: sourceLocation)
         for name in Self.quick {
@@ -110,7 +110,8 @@ struct RestoreServer {
         let folder = try scratchFolder()
         let log = UpdateLog()
         let first = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log, maxConcurrent: 5), resultQueue: log.queue,
+            onUpdate: log.handler)
         try first.add(contentsOf: (Self.quick + Self.stalled).map { .init(url: server.url($0)) })
         await first.until("the quick ones completed and the stalled ones have bytes") { update in
             update.totals.completed == 3
@@ -141,7 +142,8 @@ struct RestoreServer {
         let file = folder.appendingPathComponent("q0.bin")
         do {
             let log = UpdateLog()
-            let first = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+            let first = try DownloadManager(
+                directory: folder, configuration: testConfiguration(log), resultQueue: log.queue)
             try first.add(server.url("q0.bin"))
             _ = await first.waitUntilFinished()
             first.close()
@@ -151,7 +153,8 @@ struct RestoreServer {
         let requestsBefore = server.server.requests.count
 
         let log = UpdateLog()
-        let second = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        let second = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue)
         defer { second.close() }
         #expect(second.items.first?.state.failure?.kind == .fileInTheWay)
         try second.add(server.url("q0.bin"))  // queued again: it must fail again, not overwrite
@@ -162,7 +165,8 @@ struct RestoreServer {
         #expect(server.server.requests.count == requestsBefore)
         // And the next manager still knows the file is not its own.
         second.close()
-        let third = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        let third = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue)
         defer { third.close() }
         try third.add(server.url("q0.bin"))
         _ = await third.waitUntilFinished()
@@ -174,7 +178,8 @@ struct RestoreServer {
         defer { server.server.stop() }
         let folder = try scratchFolder()
         let log = UpdateLog()
-        let first = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        let first = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue)
         try first.add(server.url("q1.bin"))
         _ = await first.waitUntilFinished()
         first.close()
@@ -184,7 +189,8 @@ struct RestoreServer {
             #expect(FileManager.default.createFile(atPath: leftover, contents: Data("{".utf8)))
         }
 
-        let second = try DownloadManager(directory: folder, configuration: testConfiguration(log))
+        let second = try DownloadManager(
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue)
         defer { second.close() }
 
         #expect(second.items.first?.state == .completed)
@@ -323,7 +329,7 @@ struct RestoreServer {
 
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let summary = await manager.waitUntilFinished()
         await log.waitForDrain()

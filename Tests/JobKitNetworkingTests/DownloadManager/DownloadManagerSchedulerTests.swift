@@ -23,7 +23,8 @@ import Testing
         var configuration = testConfiguration(
             log, retry: DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.milliseconds(10))))
         configuration.scheduler = scheduler
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         try manager.add(server.url("later.bin"))
 
@@ -52,7 +53,8 @@ import Testing
         configuration.scheduler = scheduler
         configuration.httpTransport = transport
         let folder = try scratchFolder()
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(URL(string: "http://scripted.test/slow.bin")!)
 

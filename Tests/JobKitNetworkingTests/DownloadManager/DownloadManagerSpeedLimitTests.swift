@@ -26,7 +26,8 @@ import Testing
         configuration.scheduler = scheduler
         configuration.fileSystem = disk
         configuration.maxBytesPerSecond = 64 << 10
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         try manager.add(server.url("limited.bin"))
 
@@ -59,7 +60,8 @@ import Testing
         let log = UpdateLog()
         var configuration = testConfiguration(log)
         configuration.maxBytesPerSecond = limit
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("measured.bin"))
         // Measured from the first bytes on: the manager's and the server's start are not the limit's.
@@ -82,7 +84,8 @@ import Testing
         let log = UpdateLog()
         var configuration = testConfiguration(log)
         configuration.maxBytesPerSecond = 64 << 20
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         var request = DownloadManager.Request(url: server.url("item.bin"))
         request.maxBytesPerSecond = 32 << 10  // 4 MiB would take two minutes

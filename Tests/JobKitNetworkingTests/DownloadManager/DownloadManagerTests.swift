@@ -34,7 +34,8 @@ import Testing
             let folder = try scratchFolder()
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: folder, configuration: testConfiguration(log, maxConcurrent: 8), onUpdate: log.handler)
+                directory: folder, configuration: testConfiguration(log, maxConcurrent: 8), resultQueue: log.queue,
+                onUpdate: log.handler)
 
             let ids = try manager.add(contentsOf: requests)
             let summary = await manager.waitUntilFinished()
@@ -80,7 +81,8 @@ import Testing
         defer { server.stop() }
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+            onUpdate: log.handler)
         let id = try manager.add(server.url("slow.bin"))
 
         await log.wait(until: { updates in
@@ -114,7 +116,7 @@ import Testing
             let log = UpdateLog { _ in usleep(150_000) }
             let manager = try DownloadManager(
                 directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: 8),
-                onUpdate: log.handler)
+                resultQueue: log.queue, onUpdate: log.handler)
             let ids = try manager.add(contentsOf: requests)
             _ = await manager.waitUntilFinished()
             await log.waitForDrain()
@@ -151,7 +153,8 @@ import Testing
         let folder = try scratchFolder()
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log, maxConcurrent: 2), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log, maxConcurrent: 2), resultQueue: log.queue,
+            onUpdate: log.handler)
         let a = try manager.add(server.url("a.bin"))
         let b = try manager.add(server.url("b.bin"))
         let c = try manager.add(server.url("c.bin"))
@@ -232,7 +235,8 @@ import Testing
         let folder = try scratchFolder()
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log, maxConcurrent: 2), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log, maxConcurrent: 2), resultQueue: log.queue,
+            onUpdate: log.handler)
         let ids = try manager.add(contentsOf: (0..<4).map { .init(url: server.url("f\($0)")) })
         await manager.until("two run") { $0.totals.running == 2 }
 
@@ -262,7 +266,7 @@ import Testing
             let folder = try scratchFolder()
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: folder, configuration: testConfiguration(log), resultQueue: log.queue, onUpdate: log.handler)
             let wrong = try Checksum(sha256: String(repeating: "ab", count: 32))
             let bad = try manager.add(fixture.url("files/bad.bin"), checksum: wrong)
             let fine = try manager.add(fixture.url("files/good.bin"), checksum: .sha256(of: good))
@@ -295,7 +299,7 @@ import Testing
             try Data("mine".utf8).write(to: folder.appendingPathComponent("mine.bin"))
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: folder, configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: folder, configuration: testConfiguration(log), resultQueue: log.queue, onUpdate: log.handler)
             let blocked = try manager.add(fixture.url("files/photos"))
             let taken = try manager.add(fixture.url("files/other.bin"), name: "mine.bin")
             let fine = try manager.add(fixture.url("files/other.bin"))
@@ -395,7 +399,8 @@ import Testing
         let log = UpdateLog()
         let retry = DownloadManager.RetryPolicy(attempts: 4, backoff: .constant(.milliseconds(10)))
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log, retry: retry), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log, retry: retry), resultQueue: log.queue,
+            onUpdate: log.handler)
         try manager.add(server.url("r.bin"))
 
         let summary = await manager.waitUntilFinished()
@@ -414,7 +419,8 @@ import Testing
         defer { server.stop() }
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+            onUpdate: log.handler)
         let id = try manager.add(server.url("missing.bin"))
         let first = await manager.waitUntilFinished()
         let failure = try #require(first.failed.first?.state.failure)
@@ -448,7 +454,7 @@ import Testing
         let log = UpdateLog()
         let manager = try DownloadManager(
             directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: 4, maxPerHost: 1),
-            onUpdate: log.handler)
+            resultQueue: log.queue, onUpdate: log.handler)
         var requests: [DownloadManager.Request] = []
         for index in 0..<4 {
             requests.append(.init(url: URL(string: "http://127.0.0.1:\(server.port)/a\(index)")!))

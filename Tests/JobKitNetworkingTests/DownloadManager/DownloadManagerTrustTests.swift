@@ -58,7 +58,8 @@ import Testing
                 #"{"id":5,"op":"done","size":5000000000000000000}"#,
             ])
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
 
         #expect(manager.journalProblems.count == 4, "\(manager.journalProblems)")
@@ -86,7 +87,8 @@ import Testing
         defer { server.stop() }
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: configuration(log), onUpdate: log.handler)
+            directory: try scratchFolder(), configuration: configuration(log), resultQueue: log.queue,
+            onUpdate: log.handler)
         defer { manager.close() }
         let ids = try manager.add(contentsOf: ["a", "b", "range"].map { .init(url: server.url($0)) })
         let summary = await manager.waitUntilFinished()
@@ -119,7 +121,8 @@ import Testing
         defer { server.stop() }
         let folder = try scratchFolder()
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("holiday.mov"))
         let part = folder.appendingPathComponent("holiday.mov.part")
@@ -151,7 +154,8 @@ import Testing
         defer { server.stop() }
         let folder = try scratchFolder()
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("x.bin"))
         await manager.until("it started", item: id) { $0.progress.received == 10_000 }
@@ -171,7 +175,8 @@ import Testing
         try Data("old".utf8).write(to: folder.appendingPathComponent("a.bin"))
         try Data("old".utf8).write(to: folder.appendingPathComponent("b.bin"))
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let ids = try manager.add(contentsOf: [
             .init(url: server.url("a.bin")), .init(url: server.url("b.bin"), replacesExistingFile: true),
@@ -262,7 +267,8 @@ import Testing
         let log = UpdateLog()
         var configuration = configuration(log)
         configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         let id = try manager.add(server.url("a.bin"))
         let part = folder.appendingPathComponent("a.bin.part")
         await manager.until("it has bytes", item: id) { $0.progress.received == 20_000 }
@@ -300,7 +306,8 @@ import Testing
         let log = UpdateLog()
         var configuration = configuration(log)
         configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let first = try manager.add(server.url("first"), name: "a.bin")
         await manager.until("it has bytes", item: first) { $0.progress.received == 20_000 }
@@ -358,7 +365,8 @@ import Testing
             let text = (try? String(contentsOf: journal, encoding: .utf8)) ?? ""
             unlinks.withLock { $0.append((names, text.contains(#""op":"remove""#))) }
         }
-        let opened = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let opened = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         manager.withLock { $0 = opened }
         _ = try opened.add(server.url("a.bin"))
         _ = await opened.waitUntilFinished()
@@ -394,8 +402,7 @@ import Testing
         let folder = try scratchFolder()
         // Once armed: the append goes through, its sync fails.
         let calls = LockedBox<Int?>.make(nil)
-        var configuration = DownloadManager.Configuration(
-            resultQueue: DispatchQueue(label: "sync"), durability: .system)
+        var configuration = DownloadManager.Configuration(durability: .system)
         configuration.testHooks.journalFailure = {
             calls.withLock { count -> Int32? in
                 guard let done = count else { return nil }
@@ -409,7 +416,7 @@ import Testing
         #expect(manager.items.isEmpty)
         manager.abandonForTesting()  // as a crash: nothing compacted from memory
         let reopened = try DownloadManager(
-            directory: folder, configuration: DownloadManager.Configuration(resultQueue: DispatchQueue(label: "r")))
+            directory: folder, configuration: DownloadManager.Configuration())
         defer { reopened.close() }
         #expect(reopened.items.isEmpty, "the add threw: a restart does not honour its record")
     }
@@ -423,7 +430,8 @@ import Testing
         let log = UpdateLog()
         var configuration = configuration(log)
         configuration.testHooks.journalFailure = { full.withLock { $0 } ? ENOSPC : nil }
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let id = try manager.add(server.url("a.bin"))
         await manager.until("it started", item: id) { $0.progress.received == 1000 }
@@ -458,7 +466,7 @@ import Testing
             try Data("{}".utf8).write(to: folder.appendingPathComponent(name + ".part.meta"))
         }
         try Data("stranger".utf8).write(to: folder.appendingPathComponent("z.bin.part"))
-        var configuration = DownloadManager.Configuration(resultQueue: DispatchQueue(label: "restore"))
+        var configuration = DownloadManager.Configuration()
         configuration.startsRestoredItems = false
         let manager = try DownloadManager(directory: folder, configuration: configuration)
         defer { manager.close() }
@@ -481,7 +489,8 @@ import Testing
         let log = UpdateLog()
         var configuration = configuration(log)
         configuration.startsRestoredItems = false
-        let manager = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         #expect(manager.items.map(\.state) == [.suspended])
         let other = try manager.add(server.url("new.bin"))
         _ = await manager.waitUntilFinished()
@@ -492,7 +501,8 @@ import Testing
             contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
         #expect(!journal.contains("suspended"), "the journal still says pending: \(journal)")
 
-        let again = try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        let again = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
         defer { again.close() }
         let id = try again.add(URL(string: url)!)
         #expect(id.rawValue == 1, "the same request is the held item, queued again")
@@ -507,7 +517,8 @@ import Testing
         defer { server.stop() }
         let folder = try scratchFolder()
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let long = String(repeating: "é", count: 125) + ".bin"  // 254 bytes
         #expect(throws: DownloadManagerError.self) {
@@ -535,7 +546,8 @@ import Testing
         try Data(#"{"format":"jobkit-downloads","next":1,"version":1}"#.utf8).write(to: journal)
         chmod(journal.path, 0o644)
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: folder, configuration: configuration(log), onUpdate: log.handler)
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration(log), resultQueue: log.queue, onUpdate: log.handler)
         defer { manager.close() }
         let url = URL(string: "http://user:secret@127.0.0.1:\(server.port)/private.bin")!
         let id = try manager.add(url)

@@ -45,7 +45,8 @@ import Testing
     ) throws -> DownloadManager {
         var configuration = testConfiguration(log)
         configuration.urlRefresher = refresher
-        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        return try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
 
     @Test func aRefreshedURLResumesThePartWhenTheValidatorMatches() async throws {

@@ -6,13 +6,13 @@ import Testing
 
 @testable import JobKitNetworking
 
-/// A configuration for tests: a private result queue, fast progress, no retry wait.
+/// A configuration for tests: fast progress, no retry wait (a manager given `resultQueue: log.queue`
+/// delivers on the log's private queue).
 func testConfiguration(
     _ log: UpdateLog, maxConcurrent: Int = 4, maxPerHost: Int? = nil, retry: DownloadManager.RetryPolicy = .none
 ) -> DownloadManager.Configuration {
     DownloadManager.Configuration(
-        maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, resultQueue: log.queue,
-        progressInterval: .milliseconds(20))
+        maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, progressInterval: .milliseconds(20))
 }
 
 extension DownloadManager.State {

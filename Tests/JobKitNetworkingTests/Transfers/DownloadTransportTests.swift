@@ -151,7 +151,8 @@ import Testing
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { all.open() }
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: 2))
+            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: 2),
+            resultQueue: log.queue)
         defer { manager.close() }
 
         try manager.add(contentsOf: (0..<40).map { .init(url: server.url("file-\($0)")) })
@@ -183,7 +184,8 @@ import Testing
         defer { for origin in origins { origin.stop() } }
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: width, maxPerHost: 2))
+            directory: try scratchFolder(), configuration: testConfiguration(log, maxConcurrent: width, maxPerHost: 2),
+            resultQueue: log.queue)
         defer { manager.close() }
 
         try manager.add(

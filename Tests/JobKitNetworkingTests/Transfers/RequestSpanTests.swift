@@ -72,7 +72,8 @@ import Tracing
             var configuration = testConfiguration(log, retry: .init(attempts: 2, backoff: .none))
             configuration.tracers = [SpanTracer(tracer: tracer)]
             let manager = try DownloadManager(
-                directory: try scratchFolder(), configuration: configuration, onUpdate: log.handler)
+                directory: try scratchFolder(), configuration: configuration, resultQueue: log.queue,
+                onUpdate: log.handler)
             _ = try manager.add(contentsOf: [DownloadManager.Request(url: fixture.url("/files/m.bin"))])
             #expect(await manager.waitUntilFinished().allSucceeded)
             manager.close()

@@ -289,7 +289,7 @@ import Testing
 }
 
 /// A delegate that reads `handle.error` when told the run completed.
-final class ErrorReadingDelegate: JobDelegate {
+final class ErrorReadingDelegate: SendableJobDelegate {
     let completion = OutcomeBox<(any Error)?>()
 
     func job(_ handle: JobHandle, didCompleteWith state: JobState) {

@@ -110,7 +110,7 @@ import Testing
 }
 
 /// Records every delegate call as text.
-final class RecordingDelegate: JobDelegate {
+final class RecordingDelegate: SendableJobDelegate {
     let calls: Locked<[String]>
     private let completed = Locked<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 

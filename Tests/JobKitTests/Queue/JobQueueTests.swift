@@ -161,10 +161,10 @@ import Testing
         let recorder = Recorder()
         let jobQueue = recorder.makeQueue(maxConcurrent: 2)
         let results = Locked<[Int: String]>([:])
-        try jobQueue.add(Job<Int>.just(42), id: 1) { result in
+        try jobQueue.add(Job<Int>.just(42), id: 1, resultQueue: recorder.queue) { result in
             results.withLock { $0[1] = "\((try? result.get()).map(String.init) ?? "error")" }
         }
-        try jobQueue.add(Job<String>.failure(TestError(id: 2)), id: 2) { result in
+        try jobQueue.add(Job<String>.failure(TestError(id: 2)), id: 2, resultQueue: recorder.queue) { result in
             results.withLock { $0[2] = "\(result.failureError.map { "\($0)" } ?? "value")" }
         }
         try jobQueue.add(Job<[String]>.just(["a"]), id: 3)

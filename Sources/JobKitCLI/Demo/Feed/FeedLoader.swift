@@ -12,29 +12,28 @@ private struct FeedResponse: Decodable {
     var feed: Feed
 }
 
-/// Seed 004's loader, reporting by closure or by a weak delegate, always on the main queue.
-final class FeedLoader: Sendable {
+/// Seed 004's loader, reporting by closure or by a weak delegate, always on the main actor: a screen's
+/// model, as an app writes it.
+@MainActor
+final class FeedLoader {
     private let client: TransferClient
     private let url: URL
-    private let weakDelegate = LockedBox.make(WeakFeedLoaderDelegate())
+    /// Held weakly: the screen owns the loader, never the other way round.
+    weak var delegate: (any FeedLoaderDelegate)?
 
     init(client: TransferClient, url: URL) {
         self.client = client
         self.url = url
     }
 
-    var delegate: (any FeedLoaderDelegate)? {
-        get { weakDelegate.withLock { $0.value } }
-        set { weakDelegate.withLock { $0.value = newValue } }
-    }
-
-    /// Closure style: `completion` runs once, on the main queue. It is retained until then.
+    /// Closure style: `completion` runs once, on the main actor. It is retained until then.
     @discardableResult
-    func getAPI(completion: @escaping @Sendable (Result<[Music], APIError>) -> Void) -> JobHandle {
+    func getAPI(completion: @escaping @MainActor (Result<[Music], APIError>) -> Void) -> JobHandle {
         feedJob().perform { completion(Self.apiResult($0)) }
     }
 
-    /// Delegate style: the delegate, if it is still there when the answer comes, hears on main.
+    /// Delegate style: the delegate, if it (and this loader) is still there when the answer comes,
+    /// hears on the main actor.
     @discardableResult
     func load() -> JobHandle {
         feedJob().perform { [weak self] result in

@@ -7,8 +7,9 @@ import JobKitNetworking
     import FoundationNetworking
 #endif
 
-/// Hears of a feed load; held `weak`, so a screen dismissed mid-request is neither kept alive nor
-/// called.
-protocol FeedLoaderDelegate: AnyObject, Sendable {
+/// Hears of a feed load, on the main actor: a screen conforms with its own methods. Held `weak`, so a
+/// screen dismissed mid-request is neither kept alive nor called.
+@MainActor
+protocol FeedLoaderDelegate: AnyObject {
     func feedLoader(_ loader: FeedLoader, didFinishWith result: Result<[Music], APIError>)
 }

@@ -9,30 +9,31 @@ import JobKitNetworking
 
 /// Seed 004 in the demo: the feed by closure, then by a delegate whose screen closes mid-request.
 struct FeedScenario: Sendable {
+    @MainActor
     func run(on backend: DemoBackend) async -> Bool {
         let loader = FeedLoader(client: backend.client, url: backend.url("feed?limit=5"))
         let byClosure: Bool = await withCheckedContinuation { continuation in
             loader.getAPI { result in
                 let count = (try? result.get())?.count ?? 0
                 backend.print("feed: \(count) albums by closure, on the main queue: \(DemoBackend.isOnMainQueue)")
-                continuation.resume(returning: count == 5)
+                continuation.resume(returning: count == 5 && DemoBackend.isOnMainQueue)
             }
         }
         // A session whose requests the server holds for 300 ms: the screen closes before the answer.
         let configuration = URLSessionConfiguration.default
         configuration.httpAdditionalHeaders = ["X-Fault-Latency-Ms": "300"]
         let slowClient = TransferClient(configuration: configuration)
-        let calls = MainQueueBox(0)
+        var calls = 0
         weak var closedScreen: FeedScreen?
         let handle: JobHandle = {
-            let screen = FeedScreen(loader: FeedLoader(client: slowClient, url: backend.url("feed")), calls: calls)
+            let screen = FeedScreen(loader: FeedLoader(client: slowClient, url: backend.url("feed"))) { calls += 1 }
             closedScreen = screen
             return screen.loader.load()
         }()  // the screen is dismissed here, with its request in flight
         for await _ in handle.states {}
         await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
         let gone = closedScreen == nil
-        backend.print("feed: screen closed mid-request — deallocated: \(gone), delegate called: \(calls.value) times")
-        return byClosure && gone && calls.value == 0
+        backend.print("feed: screen closed mid-request — deallocated: \(gone), delegate called: \(calls) times")
+        return byClosure && gone && calls == 0
     }
 }

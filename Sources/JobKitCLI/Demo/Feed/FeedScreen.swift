@@ -7,19 +7,24 @@ import JobKitNetworking
     import FoundationNetworking
 #endif
 
-/// A screen that shows the feed: the delegate, owned by nobody but the code that shows it.
-// Safety: `loader` is set once in init; the callback counter is only touched on the main queue.
-final class FeedScreen: FeedLoaderDelegate, @unchecked Sendable {
+/// A screen that shows the feed: a main-actor class, the loader's delegate, owned by nobody but the
+/// code that shows it.
+@MainActor
+final class FeedScreen: FeedLoaderDelegate {
     let loader: FeedLoader
-    let calls: MainQueueBox<Int>
+    /// What the screen shows: the albums of the last answer.
+    private(set) var albums: [Music] = []
+    private let onAnswer: @MainActor () -> Void
 
-    init(loader: FeedLoader, calls: MainQueueBox<Int>) {
+    /// A screen showing `loader`'s feed; `onAnswer` runs each time an answer reaches the screen.
+    init(loader: FeedLoader, onAnswer: @escaping @MainActor () -> Void = {}) {
         self.loader = loader
-        self.calls = calls
+        self.onAnswer = onAnswer
         loader.delegate = self
     }
 
     func feedLoader(_ loader: FeedLoader, didFinishWith result: Result<[Music], APIError>) {
-        calls.value += 1
+        albums = (try? result.get()) ?? []
+        onAnswer()
     }
 }

@@ -36,7 +36,8 @@ struct SegmentedDownloadTests {
         let folder = try scratchFolder()
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: folder, configuration: testConfiguration(log, maxConcurrent: 8), onUpdate: log.handler)
+            directory: folder, configuration: testConfiguration(log, maxConcurrent: 8), resultQueue: log.queue,
+            onUpdate: log.handler)
         _ = try manager.add(contentsOf: [.init(url: server.url("file.bin"), connections: connections)])
         let summary = await manager.waitUntilFinished()
         #expect(summary.allSucceeded, "\(manager.items.map(\.state))")

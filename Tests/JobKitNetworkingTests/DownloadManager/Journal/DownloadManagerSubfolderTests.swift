@@ -19,7 +19,8 @@ import Testing
         let root = try scratchFolder()
         let log = UpdateLog()
         let manager = try DownloadManager(
-            directory: root, configuration: configuration(log, subfolder: "a/b"), onUpdate: log.handler)
+            directory: root, configuration: configuration(log, subfolder: "a/b"), resultQueue: log.queue,
+            onUpdate: log.handler)
         #expect(manager.directory.path == root.appendingPathComponent("a/b").standardizedFileURL.path)
         _ = try manager.add(server.url("file.bin"))
         let summary = await manager.waitUntilFinished()
@@ -44,7 +45,8 @@ import Testing
         let log = UpdateLog()
         #expect {
             _ = try DownloadManager(
-                directory: root, configuration: configuration(log, subfolder: subfolder), onUpdate: log.handler)
+                directory: root, configuration: configuration(log, subfolder: subfolder), resultQueue: log.queue,
+                onUpdate: log.handler)
         } throws: { error in
             guard case .cannotUseDirectory(_, let reason) = error as? DownloadManagerError else { return false }
             return reason.contains("never reached through a link")
@@ -58,7 +60,8 @@ import Testing
         let log = UpdateLog()
         #expect {
             _ = try DownloadManager(
-                directory: root, configuration: configuration(log, subfolder: subfolder), onUpdate: log.handler)
+                directory: root, configuration: configuration(log, subfolder: subfolder), resultQueue: log.queue,
+                onUpdate: log.handler)
         } throws: { error in
             guard case .cannotUseDirectory = error as? DownloadManagerError else { return false }
             return true

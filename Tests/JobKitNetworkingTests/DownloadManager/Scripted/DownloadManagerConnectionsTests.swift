@@ -18,7 +18,8 @@ import Testing
         var configuration = testConfiguration(log, maxConcurrent: maxConcurrent)
         configuration.scheduler = TestScheduler()
         configuration.httpTransport = transport
-        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        return try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
 
     /// The answer of a server with ranges (a strong ETag) or without: a `206` of the range asked

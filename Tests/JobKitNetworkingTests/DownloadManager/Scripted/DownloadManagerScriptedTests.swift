@@ -19,7 +19,8 @@ import Testing
             retry: DownloadManager.RetryPolicy(attempts: 3, backoff: .constant(.seconds(10))))
         configuration.scheduler = scheduler
         configuration.httpTransport = transport
-        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        return try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
 
     /// A hundred downloads at once, each refused once with a 503 asking for a minute: nothing is asked

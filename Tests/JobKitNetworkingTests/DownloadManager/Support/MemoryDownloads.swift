@@ -60,7 +60,8 @@ struct MemoryDownloads {
         configuration.durability = durability
         configuration.startsRestoredItems = startsRestored
         if let syncInterval { configuration.testHooks.partSyncInterval = syncInterval }
-        return try DownloadManager(directory: folder, configuration: configuration, onUpdate: log.handler)
+        return try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
 
     /// A manager (with retries) that added the URL and whose first attempt dropped at `dropAt` and

@@ -40,7 +40,8 @@ import Testing
             let requests = try Self.requests(fixture, count: 30)
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+                onUpdate: log.handler)
             // Both start before anything is added: each sees every item's every state.
             let stalled = manager.updates().makeAsyncIterator()
             let live = Task { [iterator = manager.updates().makeAsyncIterator()] in await Self.drain(iterator) }
@@ -74,7 +75,8 @@ import Testing
         try await withFixture { fixture in
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+                onUpdate: log.handler)
             let ids = try manager.add(contentsOf: try Self.requests(fixture, count: 3))
             _ = await manager.waitUntilFinished()
             try manager.suspend(ids[0])  // completed: stays completed
@@ -93,7 +95,8 @@ import Testing
 
     @Test func theSequenceEndsWhenTheManagerIsClosed() async throws {
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
         let reader = Task { [iterator = manager.updates().makeAsyncIterator()] in await Self.drain(iterator) }
         // The iterator is made with the task, before it runs: its consumer is registered then.
         #expect(manager.updateConsumerCount == 1, "the reader has its consumer")
@@ -105,7 +108,8 @@ import Testing
 
     @Test func aConsumerStartedAfterCloseEndsAtOnce() async throws {
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
         manager.close()
         var iterator = manager.updates().makeAsyncIterator()
         #expect(await iterator.next() == nil)
@@ -114,7 +118,8 @@ import Testing
 
     @Test func droppingAnIteratorReleasesItsConsumer() throws {
         let log = UpdateLog()
-        let manager = try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
         weak var subscription: UpdateSubscription?
         do {
             let iterator = manager.updates().makeAsyncIterator()
@@ -131,7 +136,8 @@ import Testing
         weak var released: DownloadManager?
         var iterator: DownloadManager.Updates.AsyncIterator
         do {
-            let manager = try DownloadManager(directory: try scratchFolder(), configuration: testConfiguration(log))
+            let manager = try DownloadManager(
+                directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
             released = manager
             iterator = manager.updates().makeAsyncIterator()
         }
@@ -144,7 +150,8 @@ import Testing
         try await withFixture { fixture in
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+                onUpdate: log.handler)
             try manager.add(contentsOf: try Self.requests(fixture, count: 20, size: 200_000))
             var readers: [Task<Int, Never>] = []
             for round in 0..<50 {
@@ -175,7 +182,8 @@ import Testing
         try await withFixture { fixture in
             let log = UpdateLog()
             let manager = try DownloadManager(
-                directory: try scratchFolder(), configuration: testConfiguration(log), onUpdate: log.handler)
+                directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue,
+                onUpdate: log.handler)
             let iterators = (0..<1_000).map { _ in manager.updates().makeAsyncIterator() }
             #expect(manager.updateConsumerCount == 1_000)
             let ids = try manager.add(contentsOf: try Self.requests(fixture, count: 5))
