@@ -52,7 +52,7 @@ import Testing
         let released = Locked(0)
         let ran = Locked(0)
         let inactive = DispatchQueue(label: "jobkit.tests.inactive", attributes: .initiallyInactive)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        _ = await awaitCallback("every run to end") { (done: Resumer<Void>) in
             let finished: @Sendable () -> Void = { ran.withLock { $0 += 1 } }
             let onRelease: @Sendable (Int) -> Void = { count in if count == 3 { done.resume() } }
             do {
