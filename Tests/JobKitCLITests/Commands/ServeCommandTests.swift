@@ -62,9 +62,9 @@ final class ServeProcess: @unchecked Sendable {
         kill(process.processIdentifier, signal)
         let ended = await offThePool { waitForExit(of: self.process, timeout: childProcessDeadline) }
         if !ended {
-            Issue.record(
-                "\(WaitTimedOut("jobkit serve to end after signal \(signal) (killed)", timeout: childProcessDeadline)); "
-                    + "its stderr:\n\(stderr)", sourceLocation: sourceLocation)
+            let timedOut = WaitTimedOut(
+                "jobkit serve to end after signal \(signal) (killed)", timeout: childProcessDeadline)
+            Issue.record("\(timedOut); its stderr:\n\(stderr)", sourceLocation: sourceLocation)
         }
         return (process.terminationStatus, process.terminationReason)
     }
@@ -105,7 +105,7 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aPortInUseIsOneErrorLineAndExitCode1AtOnce() async throws {
         let running = try await ServeProcess.start(root: newRoot())
         let port = try #require(running.baseURL?.port)
@@ -116,7 +116,7 @@ final class ServeProcess: @unchecked Sendable {
         #expect(!output.stdout.contains("serving"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aRootThatCannotBeUsedIsOneErrorLine() async throws {
         let file = newRoot()
         try Data("x".utf8).write(to: file)
@@ -126,7 +126,7 @@ final class ServeProcess: @unchecked Sendable {
         #expect(output.stderr.split(separator: "\n").count == 1, "\(output.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aCorruptPostsLogIsOneErrorLineNamingFileAndLine() async throws {
         let root = newRoot()
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -137,8 +137,8 @@ final class ServeProcess: @unchecked Sendable {
         #expect(output.stderr == "error: cannot read \(log.path): line 1 is not a post\n")
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [SIGINT, SIGTERM])
-    func signalsStopTheServerGracefullyWithExitCode0(signal: Int32) throws {
+    @Test(.timeLimit(.minutes(10)), arguments: [SIGINT, SIGTERM])
+    func signalsStopTheServerGracefullyWithExitCode0(signal: Int32) async throws {
         let server = try await ServeProcess.start(root: newRoot())
         #expect(server.baseURL != nil, "the serving line is written at once: \(server.stderr)")
         let (status, reason) = await server.stop(with: signal)
@@ -146,7 +146,7 @@ final class ServeProcess: @unchecked Sendable {
         #expect(server.stdout.hasSuffix("stopped\n"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func theAccessLogHasOneLinePerRequestWithItsRangeAndStatus() async throws {
         let root = newRoot()
         let log = root.deletingLastPathComponent().appendingPathComponent("access-\(UUID().uuidString).log")
@@ -165,7 +165,7 @@ final class ServeProcess: @unchecked Sendable {
         _ = await server.stop(with: SIGTERM)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func everyAcknowledgedPostSurvivesKill9() async throws {
         let root = newRoot()
         let first = try await ServeProcess.start(root: root)
