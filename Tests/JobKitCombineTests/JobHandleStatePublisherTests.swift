@@ -14,7 +14,7 @@ import Testing
 @Suite struct JobHandleStatePublisherTests {
     /// A run whose body waits for the test: `controller` drives it once `started` fired.
     private final class DrivenRun: Sendable {
-        let started = Signal()
+        let started = Signal("the run's body started")
         private let stored = Locked<Job<Void>.Controller?>(nil)
         let handle: JobHandle
 
@@ -29,12 +29,12 @@ import Testing
         var controller: Job<Void>.Controller { stored.current! }
     }
 
-    @Test func statesArriveInOrderOnTheQueueAndFinishAfterTheFinalState() async {
+    @Test func statesArriveInOrderOnTheQueueAndFinishAfterTheFinalState() async throws {
         let states = TaggedQueue("test.states", attributes: .concurrent)
         let run = DrivenRun(resultQueue: DispatchQueue(label: "test.results"))
         let recorder = Recorder<JobState, Never>(queue: states)
         run.handle.statePublisher(on: states.queue).subscribe(recorder)
-        await run.started.wait()
+        try await run.started.wait()
         run.controller.report(progress: 0.5)
         run.controller.finish()
         await recorder.wait(for: 2)
@@ -47,13 +47,13 @@ import Testing
         #expect(recorder.received.allSatisfy { $0.wasOnQueue })
     }
 
-    @Test func statesWaitForDemandAndAreSentAsItComes() async {
+    @Test func statesWaitForDemandAndAreSentAsItComes() async throws {
         let states = DispatchQueue(label: "test.states")
         let results = DispatchQueue(label: "test.results")
         let run = DrivenRun(resultQueue: results)
         let recorder = Recorder<JobState, Never>(demand: .none)
         run.handle.statePublisher(on: states).subscribe(recorder)
-        await run.started.wait()
+        try await run.started.wait()
         for step in 1...100 { run.controller.report(progress: Double(step) / 200) }
         run.controller.finish()
         results.sync {}
@@ -82,7 +82,7 @@ import Testing
         if case .finished = recorder.received.last {} else { Issue.record("\(recorder.received)") }
     }
 
-    @Test func cancellingTheSubscriptionEndsTheObservationButNotTheRun() async {
+    @Test func cancellingTheSubscriptionEndsTheObservationButNotTheRun() async throws {
         let states = DispatchQueue(label: "test.states")
         let run = DrivenRun(resultQueue: DispatchQueue(label: "test.results"))
         weak var released: Recorder<JobState, Never>?
@@ -92,7 +92,7 @@ import Testing
             run.handle.statePublisher(on: states).subscribe(recorder)
             recorder.cancel()
         }
-        await run.started.wait()
+        try await run.started.wait()
         states.sync {}
         #expect(released == nil, "the subscriber is released")
         #expect(run.handle.state == .running(fraction: 0), "the run goes on")

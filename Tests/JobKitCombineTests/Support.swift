@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobKit
 import JobKitTestSupport
+import Testing
 
 #if canImport(Combine)
     import Combine
@@ -55,7 +56,7 @@ final class Recorder<Input: Sendable, Failure: Error>: Subscriber, @unchecked Se
     private let lock = NSLock()
     private var subscription: (any Subscription)?
     private var log: [Received<Input>] = []
-    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(count: Int, resume: @Sendable () -> Void)] = []
     private let initialDemand: Subscribers.Demand
     private let demandPerValue: Subscribers.Demand
     private let queue: TaggedQueue?
@@ -97,26 +98,28 @@ final class Recorder<Input: Sendable, Failure: Error>: Subscriber, @unchecked Se
         lock.withLock { subscription.take() }?.cancel()
     }
 
-    /// Waits (without blocking a thread) until `count` events were received.
-    func wait(for count: Int) async {
-        await withCheckedContinuation { continuation in
+    /// Waits (without blocking a thread) until `count` events were received; after the safety
+    /// deadline records an issue naming the count and what came.
+    func wait(for count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let arrived: Void? = await awaitCallback("\(count) events", sourceLocation: sourceLocation) { continuation in
             let ready = lock.withLock { () -> Bool in
                 if log.count >= count { return true }
-                waiters.append((count, continuation))
+                waiters.append((count, { continuation.resume() }))
                 return false
             }
             if ready { continuation.resume() }
         }
+        if arrived == nil { Issue.record("received: \(received)", sourceLocation: sourceLocation) }
     }
 
     private func append(_ event: Received<Input>) {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+        let ready = lock.withLock { () -> [@Sendable () -> Void] in
             log.append(event)
-            let ready = waiters.filter { $0.count <= log.count }.map(\.continuation)
+            let ready = waiters.filter { $0.count <= log.count }.map(\.resume)
             waiters.removeAll { $0.count <= log.count }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for resume in ready { resume() }
     }
 }
 
@@ -127,25 +130,30 @@ extension Optional {
     }
 }
 
-/// A one-shot signal a test awaits.
+/// A one-shot signal a test awaits, named for what it tells (`Signal("the body started")`).
 final class Signal: Sendable {
-    private let state = Locked<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let name: String
+    private let state = Locked<(fired: Bool, waiters: [@Sendable () -> Void])>((false, []))
+
+    init(_ name: String) { self.name = name }
 
     func fire() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
             state.fired = true
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 
     var hasFired: Bool { state.withLock { $0.fired } }
 
-    func wait() async {
-        await withCheckedContinuation { continuation in
+    /// Waits (without blocking a thread) until the signal fires; throws `WaitTimedOut`, naming it,
+    /// once the safety deadline passes first.
+    func wait() async throws {
+        try await awaitCallbackOrThrow(name) { (continuation: Resumer<Void>) in
             let fired = state.withLock { state -> Bool in
-                if !state.fired { state.waiters.append(continuation) }
+                if !state.fired { state.waiters.append { continuation.resume() } }
                 return state.fired
             }
             if fired { continuation.resume() }

@@ -1,13 +1,13 @@
 import Foundation
 import Testing
 
-/// Polls `condition` every 5 ms for up to 20 s.
+/// Polls `condition` every 5 ms until it holds; after `safetyDeadline` records an issue naming `what`.
 package func eventually(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @Sendable () -> Bool
 ) async {
-    let deadline = Date().addingTimeInterval(20)
+    let deadline = ContinuousClock.now + safetyDeadline
     while !condition() {
-        guard Date() < deadline else {
+        guard ContinuousClock.now < deadline else {
             Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -40,7 +41,7 @@ package final class LaunchedProcess: @unchecked Sendable {
     /// (Waiting for the child to reach a point, not for an outcome: the outcome is checked afterwards.)
     /// It polls every 5 ms on a thread of GCD's, which the system schedules however busy the tests'
     /// shared threads are: a test that kills its child at a point sees that point in time.
-    package func waitUntil(seconds: Double = 30, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    package func waitUntil(seconds: Double = 120, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
         await offThePool {
             let deadline = Date().addingTimeInterval(seconds)
             while !condition() {
@@ -56,7 +57,7 @@ package final class LaunchedProcess: @unchecked Sendable {
     /// must not wait for a shared thread between seeing the point and acting on it: under a full
     /// run's load that wait can outlast the child's whole run.
     package func send(
-        _ signal: Int32, seconds: Double = 30, when condition: @escaping @Sendable () -> Bool
+        _ signal: Int32, seconds: Double = 120, when condition: @escaping @Sendable () -> Bool
     ) async -> Bool {
         await offThePool {
             let deadline = Date().addingTimeInterval(seconds)
@@ -69,16 +70,32 @@ package final class LaunchedProcess: @unchecked Sendable {
 
     /// Sends `signal`.
     package func send(_ signal: Int32) {
+        signalled.withLock { $0 = true }
         if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
+    /// Whether the test sent the child a signal (then a death by signal is no crash).
+    private let signalled = Locked(false)
+
     /// Waits for the end, on a thread of GCD's (see `offThePool`); returns the exit status (or the
     /// signal's number when it was killed).
-    package func wait() async -> Int32 {
-        await offThePool {
-            self.process.waitUntilExit()
-            return self.process.terminationStatus
+    /// After `timeout` (on the real clock) the child is killed (SIGKILL) and an issue recorded
+    /// with its standard error.
+    package func wait(
+        timeout: Duration = childProcessDeadline, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Int32 {
+        let ended = await offThePool { waitForExit(of: self.process, timeout: timeout) }
+        let status = process.terminationStatus
+        if !ended {
+            Issue.record(
+                "\(WaitTimedOut("the child to end (killed)", timeout: timeout)); its stderr:\n\(stderr)",
+                sourceLocation: sourceLocation)
+        } else if !signalled.withLock({ $0 }) {
+            reportIfItCrashed(
+                process.executableURL?.lastPathComponent ?? "child", status: status, reason: process.terminationReason,
+                stderr: stderr)
         }
+        return status
     }
 
     /// Standard output, then standard error.

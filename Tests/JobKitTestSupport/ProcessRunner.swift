@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What a finished child process printed.
 package struct ProcessOutput {
     package var status: Int32
@@ -45,10 +51,47 @@ private func runToEnd(_ name: String, arguments: [String], environment: [String:
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)
     try process.run()
-    process.waitUntilExit()
-    return ProcessOutput(
+    let ended = waitForExit(of: process, timeout: childProcessDeadline)
+    let output = ProcessOutput(
         status: process.terminationStatus, stdout: try String(contentsOf: stdoutURL, encoding: .utf8),
         stderr: try String(contentsOf: stderrURL, encoding: .utf8))
+    if !ended {
+        throw WaitTimedOut(
+            "\(name) \(arguments.joined(separator: " ")) to end (killed); its stderr:\n\(output.stderr)",
+            timeout: childProcessDeadline)
+    }
+    reportIfItCrashed(name, status: output.status, reason: process.terminationReason, stderr: output.stderr)
+    return output
+}
+
+/// Blocks this thread (never one of the cooperative pool's: see `offThePool`) until `process`
+/// ends, or `timeout` passes — then kills it (SIGKILL) and waits for that. Returns whether it
+/// ended by itself.
+package func waitForExit(of process: Process, timeout: Duration) -> Bool {
+    // Foundation notices a child's exit on a thread of its own; this thread looks at the news every 10 ms.
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+        if ContinuousClock.now >= deadline {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        usleep(10_000)
+    }
+    process.waitUntilExit()
+    return true
+}
+
+/// Prints a child's standard error into the test's output when the child crashed (a signal it was
+/// not sent by the test) or the thread sanitizer reported a race in it (exit 66): what it printed
+/// is the only record of why, and the test's own expectation may not show it.
+package func reportIfItCrashed(
+    _ name: String, status: Int32, reason: Process.TerminationReason, stderr: String
+) {
+    guard reason == .uncaughtSignal || status == 66 else { return }
+    let what = reason == .uncaughtSignal ? "was killed by signal \(status)" : "exited 66 (a sanitizer report)"
+    FileHandle.standardError.write(
+        Data("\n=== \(name) \(what); its standard error:\n\(stderr)\n=== end of \(name)'s standard error\n".utf8))
 }
 
 /// The `key=value` fields of a probe's output line.

@@ -40,13 +40,19 @@ final class InFlightMeter: Sendable {
 let resultQueue = DispatchQueue(label: "test.results")
 
 extension Job {
-    /// Performs a run and waits (without blocking a thread) for its outcome.
-    func outcome(on queue: DispatchQueue = .global(), resultQueue: DispatchQueue = resultQueue) async
-        -> Result<Value, any Error>
-    {
-        await withCheckedContinuation { continuation in
+    /// Performs a run and waits (without blocking a thread) for its outcome. A run whose handler
+    /// never comes fails the test by the safety deadline (an issue, and `WaitTimedOut` as the result).
+    /// `timeout` is longer for the million-level runs: a million levels of work, sharing two cores
+    /// with every other test, can take minutes.
+    func outcome(
+        on queue: DispatchQueue = .global(), resultQueue: DispatchQueue = resultQueue,
+        timeout: Duration = safetyDeadline, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Result<Value, any Error> {
+        let result = await awaitCallback("the run's handler", timeout: timeout, sourceLocation: sourceLocation) {
+            continuation in
             perform(on: queue, resultQueue: resultQueue) { continuation.resume(returning: $0) }
         }
+        return result ?? .failure(WaitTimedOut("the run's handler", timeout: timeout))
     }
 
     /// A job that finishes with `value` after `delay`, completed by a timer (no thread held meanwhile).
@@ -68,8 +74,8 @@ extension Result {
     }
 }
 
-func isCancelled<V>(_ result: Result<V, any Error>) -> Bool {
-    (result.failureError as? JobError) == .cancelled
+func isCancelled<V>(_ result: Result<V, any Error>?) -> Bool {
+    (result?.failureError as? JobError) == .cancelled
 }
 
 /// Whether `part` is `whole` with some elements left out, the rest in the same order.
@@ -82,23 +88,42 @@ func isOrderedSubsequence<Element: Equatable>(_ part: [Element], of whole: [Elem
     return true
 }
 
-/// A run's outcome, awaited after the run was started.
+/// A run's outcome, awaited (once) after the run was started.
 final class OutcomeBox<Value: Sendable>: Sendable {
-    private let state = Locked<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Void, Never>?)>(
+    private let once = OneShotResult<Value>()
+
+    func set(_ result: Result<Value, any Error>) { once.deliver(result) }
+
+    /// The outcome; `WaitTimedOut`, with an issue recorded, when the handler never came by the
+    /// safety deadline.
+    var result: Result<Value, any Error> {
+        get async { await once.result }
+    }
+}
+
+/// `awaitCallback` split in two: delivered from one place, awaited (once) in another.
+final class OneShotResult<Value: Sendable>: Sendable {
+    private let state = Locked<(result: Result<Value, any Error>?, waiter: Resumer<Result<Value, any Error>>?)>(
         (nil, nil))
 
-    func set(_ result: Result<Value, any Error>) {
-        state.withLock {
-            $0.result = result; $0.waiter?.resume(); $0.waiter = nil
+    func deliver(_ result: Result<Value, any Error>) {
+        let waiter = state.withLock { state -> Resumer<Result<Value, any Error>>? in
+            if state.waiter == nil { state.result = result }
+            return state.waiter
         }
+        waiter?.resume(returning: result)
     }
 
     var result: Result<Value, any Error> {
         get async {
-            await withCheckedContinuation { continuation in
-                state.withLock { if $0.result != nil { continuation.resume() } else { $0.waiter = continuation } }
+            let result = await awaitCallback("the run's handler") { continuation in
+                let ready = state.withLock { state -> Result<Value, any Error>? in
+                    if state.result == nil { state.waiter = continuation }
+                    return state.result
+                }
+                if let ready { continuation.resume(returning: ready) }
             }
-            return state.current.result!
+            return result ?? .failure(WaitTimedOut("the run's handler", timeout: safetyDeadline))
         }
     }
 }
@@ -111,6 +136,9 @@ extension Job {
         return (handle, box)
     }
 }
+
+/// The deadline of a run of a million levels (see `outcome(timeout:)`).
+let millionLevelDeadline: Duration = .seconds(900)
 
 /// Whether this process runs under the thread sanitizer, whose shadow memory inflates resident-set
 /// measurements: memory bounds are looser there, never absent.

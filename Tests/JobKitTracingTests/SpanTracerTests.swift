@@ -12,9 +12,9 @@ import Tracing
     }
 
     private func outcome<Value: Sendable>(of job: Job<Value>) async -> Result<Value, any Error> {
-        await withCheckedContinuation { continuation in
+        await awaitCallback("the run's handler") { continuation in
             job.perform(resultQueue: DispatchQueue(label: "test.results")) { continuation.resume(returning: $0) }
-        }
+        } ?? .failure(WaitTimedOut("the run's handler", timeout: safetyDeadline))
     }
 
     private func attribute(_ span: FinishedInMemorySpan, _ name: String) -> SpanAttribute? {

@@ -30,7 +30,7 @@ import Testing
 
     @Test func aFailedUploadMeansThePostIsNotPublished() async throws {
         let output = try await runProduct("jobkit", arguments: ["demo", "--fail-upload", "--jobs", "0"])
-        #expect(output.status == 0, "the expected outcome is an unpublished post")
+        #expect(output.status == 0, "the expected outcome is an unpublished post: \(output.stderr)")
         #expect(output.stdout.contains("the post was NOT published"))
         #expect(output.stdout.contains("the server does not have the post"))
     }
@@ -45,7 +45,7 @@ import Testing
             "jobkit",
             arguments: ["demo", "--photos", "1", "--videos", "1", "--trace", trace.path, "--timeline", timeline.path]
                 + fast)
-        #expect(output.status == 0)
+        #expect(output.status == 0, "\(output.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: trace)) as? [String: Any]
         #expect((json?["traceEvents"] as? [Any])?.isEmpty == false)
         let svg = try String(contentsOf: timeline, encoding: .utf8)
@@ -54,7 +54,7 @@ import Testing
 
     @Test func rejectsBadInputWithAClearMessage() async throws {
         let output = try await runProduct("jobkit", arguments: ["demo", "--max-concurrent", "0"])
-        #expect(output.status != 0)
+        #expect(output.status != 0, "\(output.stderr)")
         #expect(output.stderr.contains("--max-concurrent must be at least 1"))
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// `jobkit download`'s per-file options, run as a user runs them: headers from an input file reach the
 /// server on every request, every checksum algorithm verifies, and `--content-disposition` names files
 /// as the server suggests — safely, whatever it suggests.
-@Suite(.timeLimit(.minutes(3))) struct DownloadCommandOptionsTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadCommandOptionsTests {
     private func download(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = try LaunchedProcess(["download"] + arguments)
         let status = await process.wait()

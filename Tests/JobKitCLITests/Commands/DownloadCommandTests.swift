@@ -3,9 +3,9 @@ import JobKitTestSupport
 import Testing
 
 /// `jobkit download`, run as a user runs it, against a launched `jobkit serve` that logs every request.
-@Suite(.timeLimit(.minutes(3))) struct DownloadCommandTests {
-    private func serve(_ fixture: DownloadFixture, _ arguments: [String] = []) throws -> (ServeProcess, URL) {
-        let server = try ServeProcess(
+@Suite(.timeLimit(.minutes(10))) struct DownloadCommandTests {
+    private func serve(_ fixture: DownloadFixture, _ arguments: [String] = []) async throws -> (ServeProcess, URL) {
+        let server = try await ServeProcess.start(
             root: fixture.folder.appendingPathComponent("root"),
             arguments: ["--access-log", fixture.accessLog.path] + arguments)
         let base = try #require(server.baseURL).appendingPathComponent("files")
@@ -17,7 +17,7 @@ import Testing
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 200) { 1 + $0 * 397 % 50_000 }
         let large = try fixture.make("large", count: 4) { 16 << 20 | $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let list = try fixture.inputFile(small + large, base: base)
         let output = try await runProduct(
             "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
@@ -34,7 +34,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 5) { 10_000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let list = try fixture.inputFile(files, base: base)
         let output = try await runProduct(
             "jobkit", arguments: ["download", "--fsync", "-i", list.path, "-o", fixture.output.path])
@@ -50,13 +50,13 @@ import Testing
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 20) { 1000 + $0 }
         let large = try fixture.make("large", count: 4) { 20 << 20 | $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let list = try fixture.inputFile(small + large, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "3"]
         let first = try LaunchedProcess(arguments)
         // Kill as soon as a large file is partly there (polling the folder: the point to kill at, not an outcome).
         let partial = await first.send(SIGKILL) { large.contains { fixture.partSize($0) >= 1 << 20 } }
-        #expect(await first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL, "\(first.stderr)")
         try #require(partial, "the run ended before a large file was partly downloaded: \(first.stdout.suffix(300))")
         let completedBefore = (small + large).filter(fixture.arrived)
         let partialBefore = large.filter { fixture.partSize($0) > 0 }
@@ -82,14 +82,14 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 2) { 10_000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let wrong = String(repeating: "0", count: 64)
         let list = try fixture.inputFile(names, base: base) { name in
             name == names[0] ? ["checksum=sha-256=\(wrong)", "out=bad.bin"] : []
         }
         let output = try await runProduct(
             "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr.contains("error: bad.bin (") && output.stderr.contains("checksum"), "\(output.stderr)")
         #expect(output.stderr.hasSuffix("error: 1 of 2 downloads failed\n"))
         let left = try FileManager.default.contentsOfDirectory(atPath: fixture.output.path)
@@ -102,7 +102,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 3) { 5_000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let inTheWay = fixture.output.appendingPathComponent(names[1])
         try FileManager.default.createDirectory(at: inTheWay, withIntermediateDirectories: true)
         try Data("keep me".utf8).write(to: inTheWay.appendingPathComponent("inside.txt"))
@@ -110,7 +110,7 @@ import Testing
             "jobkit",
             arguments: ["download", "-o", fixture.output.path]
                 + names.map { base.appendingPathComponent($0).absoluteString })
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr.contains("error: \(names[1]) ("), "\(output.stderr)")
         #expect(
             FileManager.default.contents(atPath: inTheWay.appendingPathComponent("inside.txt").path)
@@ -123,12 +123,12 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 30) { 20_000 + $0 }
-        let (server, base) = try serve(fixture, ["--latency", "100"])
+        let (server, base) = try await serve(fixture, ["--latency", "100"])
         let list = try fixture.inputFile(names, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "1", "--json"]
         let first = try LaunchedProcess(arguments)
         #expect(await first.send(SIGINT) { first.stdout.contains(#""event":"completed""#) }, "\(first.stderr)")
-        #expect(await first.wait() == 130)
+        #expect(await first.wait() == 130, "\(first.stderr)")
         #expect(first.stderr.contains("interrupted: "), "\(first.stderr)")
         #expect(first.stdout.split(separator: "\n").last?.contains(#""interrupted":true"#) == true)
         let second = try await runProduct("jobkit", arguments: arguments)
@@ -141,21 +141,21 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 20) { 1000 + $0 }
-        let (server, base) = try serve(fixture, ["--latency", "1000"])
+        let (server, base) = try await serve(fixture, ["--latency", "1000"])
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try LaunchedProcess(["download", "-o", fixture.output.path, "-j", "1"] + urls)
         #expect(await first.waitUntil { first.stdout.contains("started") }, "\(first.stderr)")
         let second = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path] + urls)
-        #expect(second.status == 1)
+        #expect(second.status == 1, "\(second.stderr)")
         #expect(second.stderr.hasPrefix("error: ") && second.stderr.contains("in use"), "\(second.stderr)")
         #expect(second.stderr.split(separator: "\n").count == 1)
         first.send(SIGINT)
-        #expect(await first.wait() == 130)
+        #expect(await first.wait() == 130, "\(first.stderr)")
 
         let file = fixture.folder.appendingPathComponent("a-file")
         try Data("x".utf8).write(to: file)
         let unusable = try await runProduct("jobkit", arguments: ["download", "-o", file.path, urls[0]])
-        #expect(unusable.status == 1)
+        #expect(unusable.status == 1, "\(unusable.stderr)")
         #expect(unusable.stderr.hasPrefix("error: ") && unusable.stderr.contains(file.path), "\(unusable.stderr)")
         #expect(try Data(contentsOf: file) == Data("x".utf8), "the file in the way is left as it is")
         _ = server

@@ -3,12 +3,12 @@ import JobKitTestSupport
 import Testing
 
 /// `jobkit download --trace FILE` and `--log-level LEVEL`, run as a user runs them.
-@Suite(.timeLimit(.minutes(3))) struct DownloadCommandTraceTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadCommandTraceTests {
     @Test func traceWritesAChromeTraceAndLogLevelLogsOnStandardErrorLeavingTheOutputAsItIs() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 2) { 1000 + $0 }
-        let server = try ServeProcess(
+        let server = try await ServeProcess.start(
             root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
         let base = try #require(server.baseURL).appendingPathComponent("files")
         let urls = files.map { base.appendingPathComponent($0).absoluteString }

@@ -12,7 +12,7 @@ import Testing
 #endif
 
 /// `jobkit download`, run as a user runs it, in folders and against servers that cannot be trusted.
-@Suite(.timeLimit(.minutes(3))) struct DownloadCommandTrustTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadCommandTrustTests {
     /// Runs `jobkit download ARGUMENTS` to its end: the exit status and what it printed.
     private func download(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = try LaunchedProcess(["download"] + arguments)

@@ -5,7 +5,7 @@ import Testing
 @Suite struct JobKitCommandTests {
     @Test func helpOffersOnlyTheUserCommandsAndNamesScenariosNotSeeds() async throws {
         let output = try await runProduct("jobkit", arguments: ["--help"])
-        #expect(output.status == 0)
+        #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("demo") && output.stdout.contains("serve"))
         #expect(!output.stdout.contains("_probe"), "no test probe")
         let probe = try await runProduct("jobkit", arguments: ["_probe", "threads"])

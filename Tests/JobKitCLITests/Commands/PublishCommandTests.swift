@@ -9,7 +9,7 @@ import Testing
 
 /// `jobkit publish`, run as a user runs it, against a launched `jobkit serve`; what was published is checked by
 /// asking the server.
-@Suite(.timeLimit(.minutes(2))) struct PublishCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct PublishCommandTests {
     private struct Post: Decodable {
         var id: Int
         var text: String
@@ -37,7 +37,7 @@ import Testing
 
     @Test func uploadsEveryFileThenCreatesOnePostAndPrintsItsIdAndURL() async throws {
         let folder = try scratch()
-        let server = try ServeProcess(root: folder.appendingPathComponent("root"))
+        let server = try await ServeProcess.start(root: folder.appendingPathComponent("root"))
         let base = try #require(server.baseURL)
         let media = try files([300_000, 5_000, 1, 0], in: folder)
         let output = try await runProduct(
@@ -63,14 +63,14 @@ import Testing
 
     @Test func oneFailedUploadMeansNoPostAndExitCode1NamingTheFile() async throws {
         let folder = try scratch()
-        let server = try ServeProcess(
+        let server = try await ServeProcess.start(
             root: folder.appendingPathComponent("root"), arguments: ["--max-upload-bytes", "100000"])
         let base = try #require(server.baseURL)
         let media = try files([1_000, 200_000, 2_000], in: folder)
         let output = try await runProduct(
             "jobkit",
             arguments: ["publish", "--server", base.absoluteString, "--text", "no", "--json"] + media.map(\.path))
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr.contains("error: clip (1).mov: ") && output.stderr.contains("413"), "\(output.stderr)")
         #expect(output.stderr.contains("the post was not created: 1 of 3 uploads failed"))
         #expect(try await posts(on: base).isEmpty, "the server has no post")
@@ -81,7 +81,7 @@ import Testing
 
     @Test func transientFailuresAreRetriedAndThePostIsCreatedOnce() async throws {
         let folder = try scratch()
-        let server = try ServeProcess(
+        let server = try await ServeProcess.start(
             root: folder.appendingPathComponent("root"), arguments: ["--failure-rate", "0.3"])
         let base = try #require(server.baseURL)
         let media = try files([10_000, 20_000, 30_000, 40_000, 50_000], in: folder)
@@ -143,14 +143,18 @@ import Testing
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { ended in continuation.resume(returning: ended.terminationStatus) }
+        let launched: Result<Int32, any Error>?
+        launched = await awaitCallback("jobkit \(arguments.first ?? "") to end", timeout: childProcessDeadline) {
+            continuation in
+            process.terminationHandler = { ended in continuation.resume(returning: .success(ended.terminationStatus)) }
             do {
                 try process.run()
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(returning: .failure(error))
             }
         }
+        if launched == nil, process.isRunning { process.terminate() }
+        let status = try (launched ?? .failure(WaitTimedOut("the child to end", timeout: childProcessDeadline))).get()
         return ProcessOutput(
             status: status, stdout: try String(contentsOf: stdoutURL, encoding: .utf8),
             stderr: try String(contentsOf: stderrURL, encoding: .utf8))
@@ -158,13 +162,14 @@ import Testing
 
     @Test func ctrlCStopsWithExitCode130AndNoPost() async throws {
         let folder = try scratch()
-        let server = try ServeProcess(root: folder.appendingPathComponent("root"), arguments: ["--latency", "3000"])
+        let server = try await ServeProcess.start(
+            root: folder.appendingPathComponent("root"), arguments: ["--latency", "3000"])
         let base = try #require(server.baseURL)
         let media = try files([1_000, 2_000, 3_000], in: folder)
         let publish = try LaunchedProcess(
             ["publish", "--server", base.absoluteString, "--text", "stopped", "-j", "1"] + media.map(\.path))
         #expect(await publish.send(SIGINT) { publish.stdout.contains("started") }, "\(publish.stderr)")
-        #expect(await publish.wait() == 130)
+        #expect(await publish.wait() == 130, "\(publish.stderr)")
         #expect(publish.stderr.contains("interrupted: the post was not created"), "\(publish.stderr)")
         #expect(try await posts(on: base).isEmpty)
     }

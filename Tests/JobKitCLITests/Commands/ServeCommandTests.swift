@@ -7,7 +7,9 @@ import Testing
 #endif
 
 /// A `jobkit serve` process running in the background, its output going to files.
-final class ServeProcess {
+// Safety: `baseURL` is written only in `init`, before the value is shared; `Process` is used
+// through its thread-safe calls; the rest is constant.
+final class ServeProcess: @unchecked Sendable {
     let process = Process()
     let root: URL
     private let stdoutURL: URL
@@ -15,8 +17,14 @@ final class ServeProcess {
     /// The address from the "serving … at URL" line.
     private(set) var baseURL: URL?
 
-    /// Launches `jobkit serve --port 0 --root root` and waits for its "serving" line.
-    init(root: URL, arguments: [String] = []) throws {
+    /// Launches `jobkit serve --port 0 --root root` and waits, on a thread of its own (never one of
+    /// the tests' shared pool: see `offThePool`), for its "serving" line.
+    static func start(root: URL, arguments: [String] = []) async throws -> ServeProcess {
+        try await offThePool { Result { try ServeProcess(root: root, arguments: arguments) } }.get()
+    }
+
+    /// Launches `jobkit serve --port 0 --root root` and waits for its "serving" line (blocking).
+    private init(root: URL, arguments: [String] = []) throws {
         self.root = root
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -31,8 +39,8 @@ final class ServeProcess {
         process.standardError = try FileHandle(forWritingTo: stderrURL)
         try process.run()
         // The line arrives while the process runs only because standard output is line-buffered.
-        let deadline = Date().addingTimeInterval(30)
-        while baseURL == nil, process.isRunning, Date() < deadline {
+        let deadline = ContinuousClock.now + safetyDeadline
+        while baseURL == nil, process.isRunning, ContinuousClock.now < deadline {
             if let line = stdout.split(separator: "\n").first(where: { $0.hasPrefix("serving ") }),
                 let at = line.range(of: " at "), let end = line.range(of: " — ")
             {
@@ -46,10 +54,18 @@ final class ServeProcess {
     var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
-    /// Sends `signal` and waits for the process to end.
-    func stop(with signal: Int32) -> (status: Int32, reason: Process.TerminationReason) {
+    /// Sends `signal` and waits (off the pool) for the process to end; kills it (SIGKILL) after
+    /// the deadline for a child, with an issue recorded.
+    func stop(
+        with signal: Int32, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> (status: Int32, reason: Process.TerminationReason) {
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        let ended = await offThePool { waitForExit(of: self.process, timeout: childProcessDeadline) }
+        if !ended {
+            let timedOut = WaitTimedOut(
+                "jobkit serve to end after signal \(signal) (killed)", timeout: childProcessDeadline)
+            Issue.record("\(timedOut); its stderr:\n\(stderr)", sourceLocation: sourceLocation)
+        }
         return (process.terminationStatus, process.terminationReason)
     }
 
@@ -84,53 +100,53 @@ final class ServeProcess {
             ["--latency=-5"], ["--latency", "99999999"],
         ] {
             let output = try await runProduct("jobkit", arguments: ["serve"] + arguments)
-            #expect(output.status == 64, "a usage error")
+            #expect(output.status == 64, "a usage error: \(output.stderr)")
             #expect(output.stderr.contains("must"), "\(arguments): \(output.stderr)")
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aPortInUseIsOneErrorLineAndExitCode1AtOnce() async throws {
-        let running = try ServeProcess(root: newRoot())
+        let running = try await ServeProcess.start(root: newRoot())
         let port = try #require(running.baseURL?.port)
         let output = try await runProduct(
             "jobkit", arguments: ["serve", "--port", "\(port)", "--root", newRoot().path])
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr == "error: cannot listen on 127.0.0.1:\(port): address already in use\n")
         #expect(!output.stdout.contains("serving"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aRootThatCannotBeUsedIsOneErrorLine() async throws {
         let file = newRoot()
         try Data("x".utf8).write(to: file)
         let output = try await runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", file.path])
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr.hasPrefix("error: cannot use \(file.path) as the server's root: "))
         #expect(output.stderr.split(separator: "\n").count == 1, "\(output.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aCorruptPostsLogIsOneErrorLineNamingFileAndLine() async throws {
         let root = newRoot()
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let log = root.appendingPathComponent("posts.jsonl")
         try Data("garbage\n".utf8).write(to: log)
         let output = try await runProduct("jobkit", arguments: ["serve", "--port", "0", "--root", root.path])
-        #expect(output.status == 1)
+        #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr == "error: cannot read \(log.path): line 1 is not a post\n")
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [SIGINT, SIGTERM])
-    func signalsStopTheServerGracefullyWithExitCode0(signal: Int32) throws {
-        let server = try ServeProcess(root: newRoot())
+    @Test(.timeLimit(.minutes(10)), arguments: [SIGINT, SIGTERM])
+    func signalsStopTheServerGracefullyWithExitCode0(signal: Int32) async throws {
+        let server = try await ServeProcess.start(root: newRoot())
         #expect(server.baseURL != nil, "the serving line is written at once: \(server.stderr)")
-        let (status, reason) = server.stop(with: signal)
+        let (status, reason) = await server.stop(with: signal)
         #expect(reason == .exit && status == 0)
         #expect(server.stdout.hasSuffix("stopped\n"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func theAccessLogHasOneLinePerRequestWithItsRangeAndStatus() async throws {
         let root = newRoot()
         let log = root.deletingLastPathComponent().appendingPathComponent("access-\(UUID().uuidString).log")
@@ -138,7 +154,7 @@ final class ServeProcess {
         try FileManager.default.createDirectory(
             at: root.appendingPathComponent("files"), withIntermediateDirectories: true)
         try Data(count: 100).write(to: root.appendingPathComponent("files/a.bin"))
-        let server = try ServeProcess(root: root, arguments: ["--access-log", log.path])
+        let server = try await ServeProcess.start(root: root, arguments: ["--access-log", log.path])
         let base = try #require(server.baseURL)
         var request = URLRequest(url: base.appendingPathComponent("files/a.bin"))
         request.setValue("bytes=10-", forHTTPHeaderField: "Range")
@@ -146,13 +162,13 @@ final class ServeProcess {
         _ = try await send("GET", base.appendingPathComponent("files/missing"))
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
         #expect(lines == ["GET /files/a.bin range=bytes=10- status=206", "GET /files/missing range=- status=404"])
-        _ = server.stop(with: SIGTERM)
+        _ = await server.stop(with: SIGTERM)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func everyAcknowledgedPostSurvivesKill9() async throws {
         let root = newRoot()
-        let first = try ServeProcess(root: root)
+        let first = try await ServeProcess.start(root: root)
         let firstURL = try #require(first.baseURL)
         var acknowledged: [String] = []
         for index in 0..<25 {
@@ -162,14 +178,14 @@ final class ServeProcess {
             if status == 201 { acknowledged.append(text) }
         }
         #expect(acknowledged.count == 25)
-        let (_, reason) = first.stop(with: SIGKILL)
+        let (_, reason) = await first.stop(with: SIGKILL)
         #expect(reason == .uncaughtSignal)
-        let second = try ServeProcess(root: root)
+        let second = try await ServeProcess.start(root: root)
         let secondURL = try #require(second.baseURL)
         let (status, data) = try await send("GET", secondURL.appendingPathComponent("posts"))
         #expect(status == 200)
         let posts = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []
         #expect(posts.compactMap { $0["text"] as? String } == acknowledged)
-        _ = second.stop(with: SIGTERM)
+        _ = await second.stop(with: SIGTERM)
     }
 }

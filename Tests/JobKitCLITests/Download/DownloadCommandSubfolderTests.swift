@@ -3,9 +3,9 @@ import JobKitTestSupport
 import Testing
 
 /// `jobkit download` with aria2's `dir=`: files go to a subfolder of `-o`, never outside it.
-@Suite(.timeLimit(.minutes(3))) struct DownloadCommandSubfolderTests {
-    private func serve(_ fixture: DownloadFixture) throws -> (ServeProcess, URL) {
-        let server = try ServeProcess(
+@Suite(.timeLimit(.minutes(10))) struct DownloadCommandSubfolderTests {
+    private func serve(_ fixture: DownloadFixture) async throws -> (ServeProcess, URL) {
+        let server = try await ServeProcess.start(
             root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
         return (server, try #require(server.baseURL).appendingPathComponent("files"))
     }
@@ -21,7 +21,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 4) { 30_000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let options: [String: [String]] = [
             names[0]: ["dir=sub/deeper"], names[1]: ["dir=sub/deeper", "out=renamed.bin"],
             names[2]: ["dir=other", "out=same.bin"], names[3]: ["out=same.bin"],
@@ -57,7 +57,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 3) { 20_000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let outside = fixture.folder.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(
@@ -85,7 +85,7 @@ import Testing
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 6) { 1000 + $0 }
         let large = try fixture.make("large", count: 2) { 20 << 20 | $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let list = try fixture.inputFile(small + large, base: base) { name in
             name.hasPrefix("large") ? ["dir=big/ones"] : ["dir=small"]
         }
@@ -94,7 +94,7 @@ import Testing
         let partial = await first.send(SIGKILL) {
             large.contains { fixture.partSize("big/ones/" + $0) >= 1 << 20 }
         }
-        #expect(await first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL, "\(first.stderr)")
         try #require(partial, "the run ended before a large file was partly downloaded: \(first.stdout.suffix(300))")
         let partialBefore = large.filter { fixture.partSize("big/ones/" + $0) > 0 }
         let requestsBefore = fixture.requests().count

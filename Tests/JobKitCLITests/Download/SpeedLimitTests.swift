@@ -59,7 +59,7 @@ import Testing
 
     @Test func theHelpListsTheSpeedAndTLSOptions() async throws {
         let output = try await runProduct("jobkit", arguments: ["download", "--help"])
-        #expect(output.status == 0)
+        #expect(output.status == 0, "\(output.stderr)")
         for option in ["--max-overall-download-limit", "--max-download-limit", "--ca-certificate", "--http1.1"] {
             #expect(output.stdout.contains(option), "\(option)")
         }

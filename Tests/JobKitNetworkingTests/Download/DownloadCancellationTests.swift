@@ -68,8 +68,8 @@ import Testing
             hook = { path in
                 guard path.hasSuffix(flushedPart), let handle = cancelled.withLock({ $0 }) else { return }
                 Thread.detachNewThread { handle.cancel() }
-                let deadline = Date().addingTimeInterval(30)
-                while handle.state != .cancelled, Date() < deadline { sched_yield() }
+                let deadline = ContinuousClock.now + safetyDeadline
+                while handle.state != .cancelled, ContinuousClock.now < deadline { sched_yield() }
             }
         }
         defer { DiskSync.beforeSync.withLock { $0 = nil } }

@@ -8,7 +8,7 @@ import Testing
 /// A server that answers every request with random statuses, lengths, ranges, validators and bodies —
 /// numbers near and past `Int64.max`, negative, garbage — through a real socket and AsyncHTTPClient.
 /// Nothing may trap, and every item must end (completed or failed).
-@Suite(.timeLimit(.minutes(5))) struct DownloadResponseFuzzTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadResponseFuzzTests {
     /// `JOBKIT_FUZZ_CASES` overrides the 10,000 cases.
     private static var caseCount: Int {
         ProcessInfo.processInfo.environment["JOBKIT_FUZZ_CASES"].flatMap(Int.init).map { max($0, 1) } ?? 10_000

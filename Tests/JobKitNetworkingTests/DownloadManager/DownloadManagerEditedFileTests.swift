@@ -7,7 +7,7 @@ import Testing
 
 /// A completed file the user changed since is theirs: `remove(deletingFile:)` leaves it, as a restore
 /// does (found by the simulation, issue 22).
-@Suite(.timeLimit(.minutes(2))) struct DownloadManagerEditedFileTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadManagerEditedFileTests {
     /// On a file system in memory, a scripted transport and a test scheduler: the edit is an append
     /// in place (the same file, a new length).
     @Test func removeDeletingFileLeavesACompletedFileTheUserChangedSince() async throws {

@@ -226,7 +226,7 @@ struct RestoreServer {
 
         child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
-        #expect(await child.wait() == SIGKILL)
+        #expect(await child.wait() == SIGKILL, "\(child.stderr)")
         let journal = try String(
             contentsOf: folder.appendingPathComponent(".jobkit-downloads.journal"), encoding: .utf8)
         #expect(journal.components(separatedBy: "\"op\":\"done\"").count - 1 == 3, "\(journal)")
@@ -294,7 +294,7 @@ struct RestoreServer {
 
         let child = try LaunchedProcess([folder.path, "http://127.0.0.1:1/other.bin"], product: "DownloadManagerProbe")
 
-        #expect(await child.wait() == 3)
+        #expect(await child.wait() == 3, "\(child.stderr)")
         #expect(child.output.contains("in use by another download manager"), "\(child.output)")
         #expect(try Data(contentsOf: manager.journalURL) == journal)
     }

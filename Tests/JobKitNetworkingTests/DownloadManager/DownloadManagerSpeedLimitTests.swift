@@ -9,7 +9,7 @@ import Testing
 
 /// `Configuration.maxBytesPerSecond`, `Request.maxBytesPerSecond` and `setMaxBytesPerSecond`, end to end
 /// through the manager's own AsyncHTTPClient.
-@Suite(.timeLimit(.minutes(2))) struct DownloadManagerSpeedLimitTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadManagerSpeedLimitTests {
     /// With time standing still, a limited download stops reading after its burst and first chunks;
     /// moving the scheduler's time lets it read on — the limit is the scheduler's, not a sleeping thread.
     @Test func aLimitedDownloadWaitsForTheSchedulersTime() async throws {

@@ -16,7 +16,7 @@ import Testing
 
 /// What comes from outside — a journal in the folder, a server's numbers, a file that appears — is
 /// input to validate, never truth to act on.
-@Suite(.timeLimit(.minutes(2))) struct DownloadManagerTrustTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadManagerTrustTests {
     /// A journal with `records` (JSON lines after the header) in `folder`.
     private func plantJournal(in folder: URL, _ records: [String]) throws {
         let text = ([#"{"format":"jobkit-downloads","next":9,"version":1}"#] + records).joined(separator: "\n") + "\n"

@@ -7,7 +7,7 @@ import Testing
 
 /// A `.part` is the item's, not its URL's: `replaceURL` and the `urlRefresher` move an item to a new
 /// URL, and its `.part` resumes there when the validator matches — and starts over when it does not.
-@Suite(.timeLimit(.minutes(2))) struct DownloadManagerURLTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadManagerURLTests {
     static let bytes = pattern(100_000, seed: 3)
 
     /// A server whose `/old/` path sends the first `sent` bytes (ETag `"v1"`) and then refuses with

@@ -1,5 +1,6 @@
 import Foundation
 import JobKit
+import JobKitTestSupport
 import Testing
 
 @testable import JobKitNetworking
@@ -18,7 +19,7 @@ extension DownloadManager {
     /// ```
     @discardableResult
     func until(
-        _ what: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+        _ what: String, timeout: Duration = safetyDeadline, sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: @escaping @Sendable (Update) -> Bool
     ) async -> Update? {
         let updates = updates()

@@ -9,9 +9,21 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The result of awaiting `job`.
-func outcome<Value: Sendable>(of job: Job<Value>) async -> Result<Value, any Error> {
-    await Task { try await job.value }.result
+/// The result of a run of `job`; after the safety deadline an issue is recorded, the run cancelled
+/// and `WaitTimedOut` returned.
+func outcome<Value: Sendable>(
+    of job: Job<Value>, sourceLocation: SourceLocation = #_sourceLocation
+) async -> Result<Value, any Error> {
+    let handle = LockedBox<JobHandle?>.make(nil)
+    let result = await awaitCallback("the run's handler", sourceLocation: sourceLocation) { continuation in
+        let run = job.perform(resultQueue: .global()) { continuation.resume(returning: $0) }
+        handle.withLock { $0 = run }
+    }
+    guard let result else {
+        handle.withLock { $0 }?.cancel()
+        return .failure(WaitTimedOut("the run's handler", timeout: safetyDeadline))
+    }
+    return result
 }
 
 /// Writes a `.part` and its metadata as an interrupted download of `url` would have left them.

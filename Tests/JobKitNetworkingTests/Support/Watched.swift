@@ -1,4 +1,5 @@
 import JobKit
+import JobKitTestSupport
 import Testing
 
 /// A value behind a lock that tasks can wait on: `until(_:_:)` suspends until a condition on the
@@ -61,7 +62,7 @@ final class Watched<Value: Sendable>: Sendable {
     /// condition was met.
     @discardableResult
     func until(
-        _ what: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+        _ what: String, timeout: Duration = safetyDeadline, sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: @escaping @Sendable (Value) -> Bool
     ) async -> Bool {
         let id = state.withLock { state in

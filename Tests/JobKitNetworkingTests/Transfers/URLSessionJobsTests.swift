@@ -16,12 +16,13 @@ import Testing
             let bytes = try fixture.makeFile("big.bin", count: 3_000_000)
             let destination = fixture.root.appendingPathComponent("big.copy")
             let job = Job<URL>.download(from: fixture.url("files/big.bin"), to: destination)
-            let (url, fraction): (URL, Double) = try await withCheckedThrowingContinuation { continuation in
+            let (url, fraction): (URL, Double) = try await awaitCallbackOrThrow("the download's handler") {
+                continuation in
                 let handleBox = HandleBox()
                 handleBox.handle = job.perform(resultQueue: .global()) { result in
-                    continuation.resume(with: result.map { ($0, handleBox.handle!.progress.fractionCompleted) })
+                    continuation.resume(returning: result.map { ($0, handleBox.handle!.progress.fractionCompleted) })
                 }
-            }
+            }.get()
             #expect(url == destination)
             let downloaded = try Data(contentsOf: destination)
             #expect(downloaded == bytes)

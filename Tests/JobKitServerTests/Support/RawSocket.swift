@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,7 @@ struct RawSocket {
     private let descriptor: Int32
 
     /// Connects to `127.0.0.1:port`; reads give up after `timeout` seconds of silence.
-    init(port: Int, timeout: Int = 30) throws {
+    init(port: Int, timeout: Int = 120) throws {
         #if canImport(Glibc)
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -83,10 +84,9 @@ func residentMemory() -> Int? {
     return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
 }
 
-/// Runs blocking socket code on a Dispatch thread, never on one of Swift concurrency's few threads: the
-/// in-process server answers on those, and a test blocked in `recv` there could starve it.
+/// Runs blocking socket code on a thread of its own (`offThePool`), never on one of Swift
+/// concurrency's few threads — the in-process server answers on those, and a test blocked in `recv`
+/// there could starve it — nor on GCD's global queues, as narrow on Linux.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
+    try await offThePool { Result { try body() } }.get()
 }

@@ -34,7 +34,7 @@ import Testing
             try Task.checkCancellation()
             return 1
         }
-        let result = await withCheckedContinuation { continuation in
+        let result = await awaitCallback("the run's handler") { continuation in
             let handle = job.perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             Task {
                 while entered.current == nil { await Task.yield() }

@@ -76,7 +76,7 @@ import Testing
             handlerCalls.withLock { $0 += 1 }
             return .just(0)
         }.started()
-        await offThePool { started.wait() }
+        _ = await started.waitOffThePool("the body started")
         handle.cancel()
         #expect(isCancelled(await outcome.result))
         #expect(handlerCalls.current == 0)
@@ -93,7 +93,7 @@ import Testing
             seen.withLock { $0.append("mapError") }
             return error
         }.started()
-        await offThePool { started.wait() }
+        _ = await started.waitOffThePool("the body started")
         handle.cancel()
         #expect(isCancelled(await outcome.result))
         #expect(seen.current.isEmpty)
@@ -110,8 +110,8 @@ import Testing
                 losersStarted.signal()
             }
             let winner = Job<Int> { controller in
-                losersStarted.wait()
-                losersStarted.wait()
+                _ = wait(for: losersStarted)
+                _ = wait(for: losersStarted)
                 controller.finish(iteration)
             }
             let value = try await Job.race([loser, winner, loser]).value
@@ -136,7 +136,7 @@ import Testing
                 }
             }
             await scheduler.waitUntilScheduled()
-            await offThePool { started.wait() }
+            _ = await started.waitOffThePool("the body started")
             scheduler.advance(by: .seconds(30))
             #expect(await waiter.value.failureError as? JobError == .timedOut)
             #expect(cancelled.current, "iteration \(iteration)")
@@ -153,7 +153,7 @@ import Testing
         try graph.add(
             "fails",
             Job { controller in
-                gate.wait()
+                _ = wait(for: gate)
                 controller.fail(with: TestError(id: 1))
             })
         for name in ["a", "b", "c"] {
@@ -184,7 +184,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let reportsDone = DispatchSemaphore(value: 0)
         let job = Job<Void> { controller in
-            gate.wait()
+            _ = wait(for: gate)
             for step in 1...reports { controller.report(progress: Double(step) / Double(reports)) }
             controller.finish()
             reportsDone.signal()
@@ -196,7 +196,7 @@ import Testing
             if deliveries.withLock({
                 $0.append(state); return $0.count
             }) == 1 {
-                reportsDone.wait()
+                _ = wait(for: reportsDone)
             }
             if state.isFinal { finished.set(.success(())) }
         }
@@ -211,7 +211,7 @@ import Testing
     @Test func cancellingAnObservationStopsItsDeliveries() async {
         let gate = DispatchSemaphore(value: 0)
         let (handle, outcome) = Job<Void> { controller in
-            gate.wait()
+            _ = wait(for: gate)
             controller.report(progress: 0.5)
             controller.finish()
         }.started()
@@ -232,7 +232,7 @@ import Testing
     @Test func setDelegateReplacesThePreviousDelegate() async {
         let gate = DispatchSemaphore(value: 0)
         let (handle, outcome) = Job<Void> { controller in
-            gate.wait()
+            _ = wait(for: gate)
             controller.fail(with: TestError(id: 7))
         }.started()
         let first = RecordingDelegate()

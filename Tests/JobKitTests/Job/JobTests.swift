@@ -20,7 +20,7 @@ import Testing
         let work = TaggedQueue("work")
         let results = TaggedQueue("results")
         let onWork = Locked(false)
-        let onResults = await withCheckedContinuation { continuation in
+        let onResults = await awaitCallback("the run's handler") { continuation in
             Job<Void> { controller in
                 onWork.withLock { $0 = work.isCurrent }
                 controller.finish()
@@ -29,25 +29,26 @@ import Testing
             }
         }
         #expect(onWork.current)
-        #expect(onResults)
+        #expect(onResults == true)
     }
 
     @Test func handlerRunsExactlyOnceAfterFinalStateAndFullProgress() async {
         let handleBox = Locked<JobHandle?>(nil)
         let gate = DispatchSemaphore(value: 0)
-        let (state, fraction) = await withCheckedContinuation { continuation in
-            let handle = Job<Void> { controller in
-                gate.wait()
-                controller.report(progress: 0.5)
-                controller.finish()
-            }.perform(resultQueue: resultQueue) { _ in
-                let handle = handleBox.current!
-                continuation.resume(returning: (handle.state, handle.progress.fractionCompleted))
-            }
-            handleBox.withLock { $0 = handle }
-            _ = handle.progress
-            gate.signal()
-        }
+        let (state, fraction) =
+            await awaitCallback("the run's handler") { continuation in
+                let handle = Job<Void> { controller in
+                    _ = wait(for: gate)
+                    controller.report(progress: 0.5)
+                    controller.finish()
+                }.perform(resultQueue: resultQueue) { _ in
+                    let handle = handleBox.current!
+                    continuation.resume(returning: (handle.state, handle.progress.fractionCompleted))
+                }
+                handleBox.withLock { $0 = handle }
+                _ = handle.progress
+                gate.signal()
+            } ?? (.pending, -1)
         #expect(state == .finished)
         #expect(fraction == 1.0)
     }
@@ -56,9 +57,9 @@ import Testing
         let seen = Locked<[JobState]>([])
         let handleBox = Locked<JobHandle?>(nil)
         let gate = DispatchSemaphore(value: 0)
-        _ = await withCheckedContinuation { continuation in
+        _ = await awaitCallback("the run's handler") { continuation in
             let handle = Job<Void> { controller in
-                gate.wait()
+                _ = wait(for: gate)
                 for fraction in [0.25, 0.1, 0.6, 7, Double.nan] {
                     controller.report(progress: fraction)
                     seen.withLock { $0.append(handleBox.current!.state) }
@@ -79,7 +80,7 @@ import Testing
         let queue = DispatchQueue(label: "suspended")
         queue.suspend()
         let ran = Locked(false)
-        let result = await withCheckedContinuation { continuation in
+        let result = await awaitCallback("the run's handler") { continuation in
             let handle = Job<Void> { controller in
                 ran.withLock { $0 = true }
                 controller.finish()
@@ -90,7 +91,7 @@ import Testing
             queue.resume()
         }
         #expect(isCancelled(result))
-        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+        await awaitCallback("the run's handler") { continuation in queue.async { continuation.resume() } }
         #expect(!ran.current)
     }
 
@@ -102,7 +103,7 @@ import Testing
         let handleBox = Locked<JobHandle?>(nil)
         let started = DispatchSemaphore(value: 0)
         let controllerBox = Locked<Job<Int>.Controller?>(nil)
-        let result = await withContinuationOffThePool { continuation in
+        let result = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job<Int> { controller in
                 controller.onCancel { calls.withLock { $0.append(1) } }
                 controller.onCancel { calls.withLock { $0.append(2) } }
@@ -110,7 +111,7 @@ import Testing
                 started.signal()
             }.perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             handleBox.withLock { $0 = handle }
-            started.wait()
+            _ = wait(for: started)
             handle.cancel()
             handle.cancel()
             controllerBox.current!.finish(1)
@@ -124,12 +125,12 @@ import Testing
     @Test func onCancelAfterCancellationRunsSynchronously() async {
         let controllerBox = Locked<Job<Void>.Controller?>(nil)
         let started = DispatchSemaphore(value: 0)
-        _ = await withContinuationOffThePool { continuation in
+        _ = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job<Void> { controller in
                 controllerBox.withLock { $0 = controller }
                 started.signal()
             }.perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
-            started.wait()
+            _ = wait(for: started)
             handle.cancel()
         }
         let flag = Locked(false)
@@ -140,7 +141,7 @@ import Testing
     @Test func onCancelHandlersAreDroppedWhenTheRunFinishes() async {
         let called = Locked(false)
         let handleBox = Locked<JobHandle?>(nil)
-        _ = await withCheckedContinuation { continuation in
+        _ = await awaitCallback("the run's handler") { continuation in
             let handle = Job<Void> { controller in
                 controller.onCancel { called.withLock { $0 = true } }
                 controller.finish()
@@ -159,9 +160,9 @@ import Testing
         let handleBox = Locked<JobHandle?>(nil)
         let gate = DispatchSemaphore(value: 0)
         let bodyReturned = OutcomeBox<Void>()
-        let result = await withCheckedContinuation { continuation in
+        let result = await awaitCallback("the run's handler") { continuation in
             let handle = Job<Int> { controller in
-                gate.wait()
+                _ = wait(for: gate)
                 controller.finish(1)
                 controller.fail(with: TestError(id: 2))
                 controller.finish(3)
@@ -170,7 +171,7 @@ import Testing
             handleBox.withLock { $0 = handle }
             gate.signal()
         }
-        #expect(try result.get() == 1)
+        #expect(try #require(result).get() == 1)
         _ = await bodyReturned.result  // the handler may run before the body's later calls
         let mine = events.current.filter { $0.runID == handleBox.current!.id }
         #expect(mine.map(\.kind) == [.completedTwice])
@@ -178,10 +179,10 @@ import Testing
 
     @Test func cancellingTheProgressCancelsTheRun() async {
         let started = DispatchSemaphore(value: 0)
-        let result = await withContinuationOffThePool { continuation in
+        let result = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job<Void> { _ in started.signal() }
                 .perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
-            started.wait()
+            _ = wait(for: started)
             handle.progress.cancel()
         }
         #expect(isCancelled(result))

@@ -9,7 +9,7 @@ import Testing
     /// A job that reports 0.25, 0.5, 0.75 and then finishes, once released.
     private func steppedJob(gate: DispatchSemaphore) -> Job<Void> {
         Job { controller in
-            gate.wait()
+            _ = wait(for: gate)
             for fraction in [0.25, 0.5, 0.75] { controller.report(progress: fraction) }
             controller.finish()
         }
@@ -19,7 +19,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let handle = steppedJob(gate: gate).perform(resultQueue: resultQueue) { _ in }
         let closureStates = Locked<[JobState]>([])
-        let closureDone = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let closureDone = Locked<Resumer<Void>?>(nil)
         handle.onStateChange(on: DispatchQueue(label: "c", attributes: .concurrent)) { state in
             closureStates.withLock { $0.append(state) }
             if state.isFinal { closureDone.withLock { $0?.resume() } }
@@ -30,7 +30,7 @@ import Testing
         gate.signal()
         var streamed: [JobState] = []
         for await state in stream { streamed.append(state) }
-        await withCheckedContinuation { continuation in
+        await awaitCallback("the run's handler") { continuation in
             closureDone.withLock { $0 = continuation }
             if closureStates.current.last?.isFinal == true {
                 closureDone.withLock {
@@ -58,7 +58,7 @@ import Testing
 
     @Test func aLateObserverGetsTheFinalStateOnce() async {
         let handleBox = Locked<JobHandle?>(nil)
-        _ = await withCheckedContinuation { continuation in
+        _ = await awaitCallback("the run's handler") { continuation in
             handleBox.withLock {
                 $0 = Job<Int>.just(1).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             }
@@ -67,7 +67,7 @@ import Testing
         var streamed: [JobState] = []
         for await state in handle.states { streamed.append(state) }
         #expect(streamed == [.finished])
-        let seen = await withCheckedContinuation { continuation in
+        let seen = await awaitCallback("the run's handler") { continuation in
             handle.onStateChange(on: resultQueue) { continuation.resume(returning: $0) }
         }
         #expect(seen == .finished)
@@ -77,7 +77,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let calls = Locked<[String]>([])
         weak var weakDelegate: RecordingDelegate?
-        let result = await withCheckedContinuation { continuation in
+        let result = await awaitCallback("the run's handler") { continuation in
             let handle = steppedJob(gate: gate).perform(resultQueue: resultQueue) {
                 continuation.resume(returning: $0)
             }
@@ -90,7 +90,7 @@ import Testing
             resultQueue.sync {}
             gate.signal()
         }
-        #expect((try? result.get()) != nil)
+        #expect((try? result?.get()) != nil)
         resultQueue.sync {}
         #expect(weakDelegate == nil, "JobKit must not retain the delegate")
         #expect(!calls.current.contains { $0.hasPrefix("complete") }, "a gone delegate must not be called")
@@ -112,7 +112,7 @@ import Testing
 /// Records every delegate call as text.
 final class RecordingDelegate: SendableJobDelegate {
     let calls: Locked<[String]>
-    private let completed = Locked<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let completed = Locked<(done: Bool, waiter: Resumer<Void>?)>((false, nil))
 
     init(sharing calls: Locked<[String]> = Locked([])) {
         self.calls = calls
@@ -134,7 +134,7 @@ final class RecordingDelegate: SendableJobDelegate {
     }
 
     func waitForCompletion() async {
-        await withCheckedContinuation { continuation in
+        await awaitCallback("the run's handler") { continuation in
             completed.withLock { state in
                 if state.done { continuation.resume() } else { state.waiter = continuation }
             }

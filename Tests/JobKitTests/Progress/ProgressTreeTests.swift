@@ -10,7 +10,7 @@ import Testing
         Job { controller in
             controller.report(progress: fraction)
             controller.queue.async {
-                gate.wait()
+                _ = wait(for: gate)
                 controller.finish()
             }
         }
@@ -24,18 +24,18 @@ import Testing
                 controller.report(progress: 0.5)
                 started.signal()
                 controller.queue.async {
-                    gate.wait()
+                    _ = wait(for: gate)
                     controller.finish()
                 }
             }
         }
         let handleBox = Locked<JobHandle?>(nil)
-        let final = await withContinuationOffThePool { continuation in
+        let final = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job.group(jobs).perform(resultQueue: resultQueue) { _ in
                 continuation.resume(returning: handleBox.current!.progress.fractionCompleted)
             }
             handleBox.withLock { $0 = handle }
-            for _ in 0..<4 { started.wait() }
+            for _ in 0..<4 { _ = wait(for: started) }
             let progress = handle.progress
             #expect(progress.totalUnitCount == 4)
             #expect(abs(progress.fractionCompleted - 0.5) < 1e-9, "four members at half way")
@@ -48,7 +48,7 @@ import Testing
         let queue = DispatchQueue(label: "suspended")
         queue.suspend()
         let handleBox = Locked<JobHandle?>(nil)
-        let result = await withCheckedContinuation { continuation in
+        let result = await awaitCallback("the run's handler") { continuation in
             let handle = Job.sequence([.empty, .empty, .empty]).perform(on: queue, resultQueue: resultQueue) {
                 continuation.resume(returning: $0)
             }
@@ -56,14 +56,14 @@ import Testing
             #expect(handle.progress.fractionCompleted == 0)
             queue.resume()
         }
-        #expect((try? result.get()) != nil)
+        #expect((try? result?.get()) != nil)
         #expect(handleBox.current!.progress.fractionCompleted == 1.0)
         #expect(handleBox.current!.progress.totalUnitCount == 3)
     }
 
     @Test func emptyGroupProgressReadsOne() async throws {
         let handleBox = Locked<JobHandle?>(nil)
-        _ = await withCheckedContinuation { continuation in
+        _ = await awaitCallback("the run's handler") { continuation in
             handleBox.withLock {
                 $0 = Job.group([]).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
             }
@@ -80,9 +80,9 @@ import Testing
                 started.signal()
             }
         }
-        let result = await withContinuationOffThePool { continuation in
+        let result = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job.group(jobs).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
-            for _ in 0..<3 { started.wait() }
+            for _ in 0..<3 { _ = wait(for: started) }
             handle.progress.cancel()
         }
         #expect(isCancelled(result))

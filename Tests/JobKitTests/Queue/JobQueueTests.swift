@@ -11,7 +11,7 @@ import Testing
         let queue = DispatchQueue(label: "job-queue-results")
         let states = Locked<[Int: [JobState]]>([:])
         let drains = Locked(0)
-        private let waiters = Locked<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
+        private let waiters = Locked<[(count: Int, continuation: Resumer<Void>)]>([])
 
         func record(_ id: Int, _ state: JobState) {
             states.withLock { $0[id, default: []].append(state) }
@@ -30,7 +30,7 @@ import Testing
 
         /// Waits until `count` drain notices have arrived in all.
         func waitForDrains(_ count: Int) async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            _ = await awaitCallback("\(count) drain notices") { (continuation: Resumer<Void>) in
                 // Checked under the waiters' lock, so a drain cannot slip between the check and the wait.
                 let ready = waiters.withLock { waiters -> Bool in
                     if drains.current >= count { return true }

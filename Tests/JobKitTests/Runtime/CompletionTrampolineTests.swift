@@ -42,7 +42,7 @@ final class LiveCounter: Sendable {
 
     @Test func aMillionLevelRecursiveThenRunsAndHoldsOneLevelAtATime() async throws {
         let counter = LiveCounter()
-        let value = try await page(1, to: Self.depth, counter: counter).outcome().get()
+        let value = try await page(1, to: Self.depth, counter: counter).outcome(timeout: millionLevelDeadline).get()
         #expect(value == Self.depth)
         #expect(counter.made == Self.depth)
         // Finished levels are released as the loop goes: memory follows the live path, not the depth.
@@ -60,7 +60,9 @@ final class LiveCounter: Sendable {
 
     @Test func aMillionLevelRecursiveRecoverRunsAndHoldsOneLevelAtATime() async throws {
         let counter = LiveCounter()
-        let value = try await attempt(1, succeedingAt: Self.depth, counter: counter).outcome().get()
+        let value = try await attempt(1, succeedingAt: Self.depth, counter: counter).outcome(
+            timeout: millionLevelDeadline
+        ).get()
         #expect(value == Self.depth)
         #expect(counter.peak < 100, "peak live levels \(counter.peak)")
     }
@@ -73,7 +75,7 @@ final class LiveCounter: Sendable {
 
     @Test func aDeepNonTailRecursionCompletesWithoutGrowingTheStack() async throws {
         let depth = scaledForTheRun(100_000)
-        #expect(try await nested(1, to: depth).outcome().get() == depth)
+        #expect(try await nested(1, to: depth).outcome(timeout: millionLevelDeadline).get() == depth)
     }
 
     @Test func cancellingADeepNonTailRecursionUnwindsEveryLevel() async throws {
@@ -92,14 +94,14 @@ final class LiveCounter: Sendable {
             }.map { $0 }
         }
         let handle = Locked<JobHandle?>(nil)
-        let outcome = Task { () -> Result<Int, any Error> in
-            await withCheckedContinuation { continuation in
+        let outcome = Task { () -> Result<Int, any Error>? in
+            await awaitCallback("the run's handler") { continuation in
                 handle.withLock {
                     $0 = level(1).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
                 }
             }
         }
-        while reached.current < depth { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually("the innermost body started") { reached.current >= depth }
         handle.current?.cancel()
         #expect(isCancelled(await outcome.value))
         #expect(cancelled.current == 1, "the innermost body's onCancel ran once")
@@ -143,7 +145,7 @@ final class LiveCounter: Sendable {
                 started.signal()
             }.map { $0 }.mapError { $0 }
             let winner = Job<Int> { controller in
-                started.wait()
+                _ = wait(for: started)
                 controller.finish(1)
             }
             let sawCancel = try await Job.race([winner, loser]).map { _ in cancelled.current }.outcome().get()
@@ -162,7 +164,7 @@ final class LiveCounter: Sendable {
             controller.onCancel { cancelledLeaf.withLock { $0 = true } }
             started.signal()
         }.map { $0 }.started()
-        await offThePool { started.wait() }
+        _ = await started.waitOffThePool("the body started")
         let seen = try await Job.just(1).map { _ -> [Bool] in
             jobQueue.cancel(id: 5)
             let readded = (try? jobQueue.add(.empty, id: 5)) != nil
@@ -174,22 +176,27 @@ final class LiveCounter: Sendable {
     }
 
     /// A job wrapped a million times over, built eagerly in a loop, is released in constant stack.
+    /// The loop runs on a thread of its own (`offThePool`): seven of them on the tests' shared pool
+    /// would hold its two threads for as long as they run.
     @Test(arguments: ["mapError", "retry", "timeout", "race", "recover", "group", "named then"])
-    func aJobNestedAMillionLevelsDeepIsReleasedWithoutGrowingTheStack(combinator: String) {
-        var job = Job<Int>.just(0)
-        for _ in 0..<scaledForTheRun(1_000_000) {
-            switch combinator {
-            case "mapError": job = job.mapError { $0 }
-            case "retry": job = job.retry(1)
-            case "timeout": job = job.timeout(.seconds(1))
-            case "race": job = .race([job])
-            case "recover": job = job.recover { _ in .just(1) }
-            case "group": job = Job.collect([job]).map { $0[0] }
-            default: job = job.named("level").then { .just($0) }
+    func aJobNestedAMillionLevelsDeepIsReleasedWithoutGrowingTheStack(combinator: String) async {
+        let name = await offThePool { () -> String? in
+            var job = Job<Int>.just(0)
+            for _ in 0..<scaledForTheRun(1_000_000) {
+                switch combinator {
+                case "mapError": job = job.mapError { $0 }
+                case "retry": job = job.retry(1)
+                case "timeout": job = job.timeout(.seconds(1))
+                case "race": job = .race([job])
+                case "recover": job = job.recover { _ in .just(1) }
+                case "group": job = Job.collect([job]).map { $0[0] }
+                default: job = job.named("level").then { .just($0) }
+                }
             }
+            job = .just(1)
+            return job.name
         }
-        job = .just(1)
-        #expect(job.name == nil)
+        #expect(name == nil)
     }
 
     @Test func aJobNestedDeeplyRunsAndIsReleased() async throws {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct MainQueueWatchdogTests {
     @Test func warnsOnceInAProcessThatNeverServicesTheMainQueue() async throws {
         let output = try await runProduct("JobKitProbe", arguments: ["200", "1200", "block"])
-        #expect(output.status == 0)
+        #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("probe done"))
         #expect(!output.stdout.contains("handler ran"), "nothing services the main queue")
         let warnings = output.stderr.components(separatedBy: "JobKit warning").count - 1
@@ -18,7 +18,7 @@ import Testing
 
     @Test func staysQuietWhenTheMainQueueRunsTheHandlerInTime() async throws {
         let output = try await runProduct("JobKitProbe", arguments: ["200", "1200", "serve"])
-        #expect(output.status == 0)
+        #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("handler ran"))
         #expect(!output.stderr.contains("JobKit warning"))
     }

@@ -48,11 +48,11 @@ import Testing
     /// Every kind of completion (a closure, a group slot, a perform handler) keeps what its closure
     /// holds until the run ends, and releases it exactly once, whether the run finished, failed or was
     /// cancelled before it started.
-    @Test(.timeLimit(.minutes(1))) func completionsReleaseWhatTheyHoldExactlyOnce() async {
+    @Test(.timeLimit(.minutes(10))) func completionsReleaseWhatTheyHoldExactlyOnce() async {
         let released = Locked(0)
         let ran = Locked(0)
         let inactive = DispatchQueue(label: "jobkit.tests.inactive", attributes: .initiallyInactive)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        _ = await awaitCallback("every run to end") { (done: Resumer<Void>) in
             let finished: @Sendable () -> Void = { ran.withLock { $0 += 1 } }
             let onRelease: @Sendable (Int) -> Void = { count in if count == 3 { done.resume() } }
             do {

@@ -16,7 +16,7 @@ import Testing
         let deliveries = Locked([Int](repeating: 0, count: iterations))
         let agreeing = Locked(0)
         let racers = DispatchQueue(label: "racers", attributes: .concurrent)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        _ = await awaitCallback("every run to end") { (done: Resumer<Void>) in
             let remaining = Locked(iterations)
             for index in 0..<iterations {
                 let handleBox = Locked<JobHandle?>(nil)
@@ -56,7 +56,7 @@ import Testing
         let deliveries = Locked(0)
         let lateStarts = Locked(0)
         let racers = DispatchQueue(label: "group-racers", attributes: .concurrent)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        _ = await awaitCallback("every run to end") { (done: Resumer<Void>) in
             let remaining = Locked(iterations)
             for _ in 0..<iterations {
                 let ended = Locked(false)

@@ -4,7 +4,7 @@ import Testing
 
 /// `jobkit download` against Debian's nginx — skipped, with the reason printed, where nginx is not installed.
 @Suite(
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(10)),
     .enabled(if: NginxServer.isInstalled, "nginx is not installed at /usr/sbin/nginx (apt-get install nginx)"))
 struct DownloadNginxTests {
     private func start(_ fixture: DownloadFixture, limitRate: String? = nil) throws -> NginxServer {
@@ -41,7 +41,7 @@ struct DownloadNginxTests {
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "4"]
         let first = try LaunchedProcess(arguments)
         let partial = await first.send(SIGKILL) { large.contains { fixture.partSize($0) >= 1 << 20 } }
-        #expect(await first.wait() == SIGKILL)
+        #expect(await first.wait() == SIGKILL, "\(first.stderr)")
         try #require(partial, "the run ended before a large file was partly downloaded")
         let completedBefore = (small + large).filter(fixture.arrived)
         let partialBefore = large.filter { fixture.partSize($0) > 0 }

@@ -5,7 +5,7 @@ import Testing
 /// `jobkit download` over HTTPS from Debian's nginx with `http2`, its certificate signed by a private CA the
 /// test makes with `openssl` — skipped, with the reason printed, where nginx or openssl is not installed.
 @Suite(
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(10)),
     .enabled(if: NginxServer.isInstalled, "nginx is not installed at /usr/sbin/nginx (apt-get install nginx)"),
     .enabled(if: TestCertificates.isInstalled, "openssl is not installed at /usr/bin/openssl (apt-get install openssl)")
 )

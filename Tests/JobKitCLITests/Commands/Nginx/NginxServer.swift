@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 
 /// Debian's nginx (`/usr/sbin/nginx`) serving a folder on a loopback port, with an access log in the format of
 /// `jobkit serve --access-log` (`GET /NAME range=RANGE status=STATUS`). Tests that use it are skipped, with a
@@ -64,15 +65,15 @@ final class NginxServer {
                 break
             }
             let url = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, Date() < deadline {
+            let deadline = ContinuousClock.now + safetyDeadline
+            while process.isRunning, ContinuousClock.now < deadline {
                 if Self.answers(url) {
                     baseURL = url
                     return
                 }
                 usleep(20_000)  // waiting for nginx to listen, not for an outcome
             }
-            // Exited (its port was taken: another port next time), or silent for 30 s.
+            // Exited (its port was taken: another port next time), or silent until the deadline.
             if process.isRunning {
                 process.terminate()
                 process.waitUntilExit()

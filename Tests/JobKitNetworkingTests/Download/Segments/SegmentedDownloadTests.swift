@@ -7,7 +7,7 @@ import Testing
 
 /// A download over several connections (`Request.connections`) from a scripted server: what makes it
 /// split, start over, or stay on one connection.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct SegmentedDownloadTests {
     private static let body = largePattern(4 << 20, seed: 25)
 

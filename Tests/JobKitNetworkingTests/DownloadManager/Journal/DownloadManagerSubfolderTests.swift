@@ -6,7 +6,7 @@ import Testing
 @testable import JobKitNetworking
 
 /// `Configuration.subfolder`: a manager on a folder under its directory, reached without following a link.
-@Suite(.timeLimit(.minutes(2))) struct DownloadManagerSubfolderTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadManagerSubfolderTests {
     private func configuration(_ log: UpdateLog, subfolder: String) -> DownloadManager.Configuration {
         var configuration = testConfiguration(log)
         configuration.subfolder = subfolder

@@ -47,15 +47,18 @@ import Testing
         let tally = await withTaskGroup(of: Tally.self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    await withCheckedContinuation { continuation in
-                        Thread.detachNewThread {
-                            continuation.resume(returning: Self.simulate(worker: worker, of: workers, stop: stop))
-                        }
-                    }
+                    await offThePool { Self.simulate(worker: worker, of: workers, stop: stop) }
                 }
+            }
+            // A safety net, never the way it passes: a schedule that loops for ever would hang the run.
+            let deadline = Task {
+                guard (try? await Task.sleep(for: .seconds(900))) != nil else { return }
+                stop.withLock { $0 = true }
+                Issue.record("the simulation had not ended after 15 minutes: stopped")
             }
             var tally = Tally()
             for await part in group { tally.add(part) }
+            deadline.cancel()
             return tally
         }
         let violations = tally.violations.sorted { $0.index < $1.index }
@@ -67,11 +70,12 @@ import Testing
         for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
     }
 
-    /// Runs the schedules `worker`, `worker + workers`, … (until `stop`, with `JOBKIT_SIMULATION_STOP=1`).
+    /// Runs the schedules `worker`, `worker + workers`, … (until `stop`: the first violation with
+    /// `JOBKIT_SIMULATION_STOP=1`, or the safety deadline).
     private static func simulate(worker: Int, of workers: Int, stop: Locked<Bool>) -> Tally {
         var tally = Tally()
         for index in stride(from: worker, to: max(schedules, 0), by: workers) {
-            if stopsAtFirst, stop.current { break }
+            if stop.current { break }
             var simulation = DownloadManagerSimulation(seed: seed &+ UInt64(index))
             do {
                 try simulation.run(steps: 60)

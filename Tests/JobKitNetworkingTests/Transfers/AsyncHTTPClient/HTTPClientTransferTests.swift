@@ -22,9 +22,9 @@ import Testing
         // an earlier version is 1 GiB (sparse); the server ignores `Range` and sends the new
         // version whole, so the download truncates the 1 GiB `.part`, writes its metadata and
         // then the body. The hooks, called in the same callbacks as that file work, stand in for
-        // a slow disk: each holds its thread until a timer on the event loop has fired within
-        // 50 ms of its deadline (2 s at most). On the event loop, no timer can fire until the hook
-        // gave up. Meanwhile a timer every 5 ms measures how late the loop runs anything.
+        // a slow disk: each holds its thread until a timer on the event loop has fired. On the
+        // event loop, no timer could fire until the hook gave up (by its safety deadline).
+        // Meanwhile a timer every 5 ms measures how late the loop runs anything.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         var configuration = HTTPClient.Configuration()
@@ -70,12 +70,11 @@ import Testing
         #expect(samples.count == 3)
         for sample in samples {
             #expect(sample.offLoop, "file work ran on an event loop")
-            let lateness = try #require(sample.lateness, "the timer never fired")
-            #expect(lateness < .milliseconds(50), "the most punctual timer fired \(lateness) late")
+            #expect(sample.firedWhileHeld, "no timer of the loop fired while the file work held its thread")
         }
-        // Over the whole download, under the load of the tests running beside it: well under the
-        // bound (BENCHMARKS.md has the figures); a blocked loop makes it 2 s.
-        #expect(windowLateness < .seconds(1), "a timer of the loop fired \(windowLateness) late")
+        // How late the loop's timers fire over the whole download is a figure of the machine's load:
+        // printed, not asserted (BENCHMARKS.md has it measured on a quiet machine).
+        print("a timer of the download's event loop fired at most \(windowLateness) late")
     }
 
     @Test func aTransferWaitingForAConnectionIsQueuedAgainNotFailed() async throws {
@@ -262,15 +261,16 @@ private func largestFileSize(in folder: URL) throws -> Int64 {
 }
 
 /// Stands in for a slow disk inside a download's file work, and tells whether the work blocked an
-/// event loop: the caller is held until a timer on the loop fired within 50 ms of its deadline (a
-/// timer that fired later, the machine being busy, is followed by another), for 2 s at most.
+/// event loop: the caller is held until a timer on the loop has fired (whenever a loaded machine lets
+/// it) — which no timer of that loop can while the work holds the loop's own thread. A safety
+/// deadline ends the hold of a loop that never fires (the test then fails on `firedWhileHeld`).
 final class EventLoopProbe: Sendable {
     struct Sample: Sendable {
         /// The file work ran on a thread that is no event loop.
         var offLoop: Bool
-        /// How late the loop's most punctual timer fired; nil: none has.
-        var lateness: Duration?
-        /// The file work stopped waiting for the timers.
+        /// A timer of the loop fired while the file work was held.
+        var firedWhileHeld = false
+        /// The file work stopped waiting for the timer.
         var over = false
     }
 
@@ -284,29 +284,19 @@ final class EventLoopProbe: Sendable {
     func slowFileOperation() {
         let offLoop = MultiThreadedEventLoopGroup.currentEventLoop == nil
         let index = recorded.withLock { samples in
-            samples.append(Sample(offLoop: offLoop, lateness: nil))
+            samples.append(Sample(offLoop: offLoop))
             return samples.count - 1
         }
-        let punctual = DispatchSemaphore(value: 0)
-        arm(index, punctual)
-        _ = punctual.wait(timeout: .now() + 2)
-        recorded.withLock { $0[index].over = true }
-    }
-
-    private func arm(_ index: Int, _ punctual: DispatchSemaphore) {
-        let deadline = NIODeadline.now() + .milliseconds(20)
-        loop.scheduleTask(deadline: deadline) { [self] in
-            let lateness = Duration.nanoseconds((NIODeadline.now() - deadline).nanoseconds)
-            let over = recorded.withLock { samples in
-                samples[index].lateness = min(samples[index].lateness ?? lateness, lateness)
-                return samples[index].over
+        let fired = DispatchSemaphore(value: 0)
+        loop.scheduleTask(in: .milliseconds(20)) { [self] in
+            let held = recorded.withLock { samples in
+                if !samples[index].over { samples[index].firedWhileHeld = true }
+                return !samples[index].over
             }
-            if lateness < .milliseconds(50) {
-                punctual.signal()
-            } else if !over {
-                arm(index, punctual)
-            }
+            if held { fired.signal() }
         }
+        _ = wait(for: fired)
+        recorded.withLock { $0[index].over = true }
     }
 }
 

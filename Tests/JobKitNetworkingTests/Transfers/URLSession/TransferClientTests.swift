@@ -106,9 +106,9 @@ final class PasswordDelegate: TransferClientDelegate {
         queue.setSpecific(key: key, value: "job queue")
         let job = Job<[Int]>.decode(for: URLRequest(url: server.url("numbers")))
             .map { numbers in (numbers, DispatchQueue.getSpecific(key: key)) }
-        let (numbers, ranOn) = try await withCheckedThrowingContinuation { continuation in
-            job.perform(on: queue, resultQueue: .global()) { continuation.resume(with: $0) }
-        }
+        let (numbers, ranOn) = try await awaitCallbackOrThrow("the run's handler") { continuation in
+            job.perform(on: queue, resultQueue: .global()) { continuation.resume(returning: $0) }
+        }.get()
         #expect(numbers == [1, 2, 3])
         #expect(ranOn == "job queue")
     }

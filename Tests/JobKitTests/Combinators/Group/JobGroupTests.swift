@@ -108,10 +108,10 @@ import Testing
                 }
             }
         }
-        let result = await withContinuationOffThePool { continuation in
+        let result = await withContinuationOffThePool("the run's handler") { continuation in
             let handle = Job.group(jobs, maxConcurrent: 3)
                 .perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
-            allStarted.wait()
+            _ = wait(for: allStarted)
             handle.cancel()
         }
         #expect(isCancelled(result))
@@ -175,7 +175,7 @@ import Testing
             controller.finish()
         }
         let steps = scaledForTheRun(1_000_000)
-        try await Job.sequence(Array(repeating: step, count: steps)).outcome().get()
+        try await Job.sequence(Array(repeating: step, count: steps)).outcome(timeout: millionLevelDeadline).get()
         #expect(count.current == steps)
     }
 
@@ -237,13 +237,13 @@ import Testing
         }
         let group = nested ? Job.group([Job.group(jobs)]) : Job.group(jobs)
         let handle = Locked<JobHandle?>(nil)
-        async let seen = withCheckedContinuation { continuation in
+        async let seen = awaitCallback("the group's handler") { continuation in
             let run = group.perform(resultQueue: resultQueue) { _ in continuation.resume(returning: cancelled.current) }
             handle.withLock { $0 = run }
         }
         await eventually("every member started") { started.current == members && handle.current != nil }
         handle.current?.cancel()
-        return await seen
+        return await seen ?? -1
     }
 
     @Test func aCancelledGroupCompletesOnlyAfterEveryMembersCancelHandlerRan() async {

@@ -25,7 +25,7 @@ import Testing
         await scheduler.waitUntilScheduled()
         // The attempt must be in flight (its body has run) before the time runs out: a run cancelled
         // while still pending never runs its body, so it would have no handler to call.
-        await offThePool { started.wait() }
+        _ = await started.waitOffThePool("the body started")
         scheduler.advance(by: .seconds(29))
         #expect(cancelled.current == 0)
         scheduler.advance(by: .seconds(1))
