@@ -156,6 +156,10 @@ extension DownloadManager {
         /// What the manager's files live on: its directory, journal, `.part`s and their metadata,
         /// finished files. Default: the real one (`POSIXFileSystem`); a test's in memory.
         package var fileSystem: any DownloadFileSystem = POSIXFileSystem()
+        /// How long the server may stay silent while a download of the manager's own client reads
+        /// (time spent waiting on a speed limit does not count): then the attempt fails as timed
+        /// out. Default 60 seconds; tests that hold a server's answer on purpose make it longer.
+        package var readSilenceLimit: Duration = HTTPClientTransfer.defaultSilenceLimit
         /// Where tests act in the middle of the manager's work.
         var testHooks = TestHooks()
 

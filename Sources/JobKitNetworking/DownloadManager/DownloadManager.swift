@@ -204,7 +204,8 @@ public final class DownloadManager: Sendable {
         } else {
             let http = DownloadHTTPClient.make(
                 tls: configuration.tlsConfiguration, httpVersion: configuration.httpVersion)
-            transport = DownloadTransport.asyncHTTPClient(http)
+            transport = ManagedClientTransport(
+                client: .asyncHTTPClient(http), silenceLimit: configuration.readSilenceLimit)
             ownedHTTPClient = http
         }
         var machine = DownloadManagerStateMachine<JobHandle>(

@@ -51,6 +51,17 @@ public enum DownloadTransport: Sendable {
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
         context: ServiceContext? = nil, logger: Logger? = nil, throttle: Throttle? = nil
     ) {
+        start(
+            request, handler: handler, for: controller, context: context, logger: logger, throttle: throttle,
+            silenceLimit: HTTPClientTransfer.defaultSilenceLimit)
+    }
+
+    /// `start`, with the time the server may stay silent while an AsyncHTTPClient transfer reads
+    /// (`silenceLimit`; a URLSession keeps its own timeouts).
+    package func start(
+        _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
+        context: ServiceContext?, logger: Logger?, throttle: Throttle?, silenceLimit: Duration
+    ) {
         // The one check of every URL before a transport sees it (SwiftNIO traps on a port beyond 65535).
         if let url = request.url, let problem = DownloadURLCheck.problem(with: url) {
             return handler.onComplete(nil, DownloadURLCheck.transportError(url, problem))
@@ -68,7 +79,8 @@ public enum DownloadTransport: Sendable {
             client.start(client.session.dataTask(with: request), handler: handler, for: controller)
         case .asyncHTTPClient(let client):
             HTTPClientTransfer.start(
-                request, on: client, handler: handler, for: controller, logger: logger, throttle: throttle)
+                request, on: client, handler: handler, for: controller, logger: logger, throttle: throttle,
+                silenceLimit: silenceLimit)
         }
     }
 }

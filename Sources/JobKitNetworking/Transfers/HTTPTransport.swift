@@ -26,3 +26,19 @@ package protocol HTTPTransport: Sendable {
 }
 
 extension DownloadTransport: HTTPTransport {}
+
+/// The manager's own AsyncHTTPClient, whose transfers fail as timed out once the server was silent
+/// for `silenceLimit` (`DownloadManager.Configuration.readSilenceLimit`).
+struct ManagedClientTransport: HTTPTransport {
+    let client: DownloadTransport
+    let silenceLimit: Duration
+
+    func start(
+        _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
+        context: ServiceContext?, logger: Logger?, throttle: Throttle?
+    ) {
+        client.start(
+            request, handler: handler, for: controller, context: context, logger: logger, throttle: throttle,
+            silenceLimit: silenceLimit)
+    }
+}

@@ -165,7 +165,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 2) { 1000 + $0 }
-        let (server, base) = try serve(fixture)
+        let (server, base) = try await serve(fixture)
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path, urls[0]])
         #expect(first.status == 0, "\(first.stderr)")

@@ -43,7 +43,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 2) { 1000 + $0 }
-        let server = try ServeProcess(
+        let server = try await ServeProcess.start(
             root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
         let base = try #require(server.baseURL).appendingPathComponent("files")
         let urls = files.map { base.appendingPathComponent($0).absoluteString }

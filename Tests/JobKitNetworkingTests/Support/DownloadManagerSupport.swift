@@ -11,8 +11,12 @@ import Testing
 func testConfiguration(
     _ log: UpdateLog, maxConcurrent: Int = 4, maxPerHost: Int? = nil, retry: DownloadManager.RetryPolicy = .none
 ) -> DownloadManager.Configuration {
-    DownloadManager.Configuration(
+    var configuration = DownloadManager.Configuration(
         maxConcurrent: maxConcurrent, maxPerHost: maxPerHost, retry: retry, progressInterval: .milliseconds(20))
+    // The tests hold answers back on purpose, for as long as a loaded machine takes to get to the
+    // next step: the server's silence is theirs, never a timeout (ReadSilenceTests check the limit).
+    configuration.readSilenceLimit = .seconds(3600)
+    return configuration
 }
 
 extension DownloadManager.State {

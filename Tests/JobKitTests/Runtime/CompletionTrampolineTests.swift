@@ -95,13 +95,13 @@ final class LiveCounter: Sendable {
         }
         let handle = Locked<JobHandle?>(nil)
         let outcome = Task { () -> Result<Int, any Error>? in
-            await awaitCallback("the run's handler") { continuation in
+            await awaitCallback("the run's handler", timeout: millionLevelDeadline) { continuation in
                 handle.withLock {
                     $0 = level(1).perform(resultQueue: resultQueue) { continuation.resume(returning: $0) }
                 }
             }
         }
-        await eventually("the innermost body started") { reached.current >= depth }
+        await eventually("the innermost body started", timeout: millionLevelDeadline) { reached.current >= depth }
         handle.current?.cancel()
         #expect(isCancelled(await outcome.value))
         #expect(cancelled.current == 1, "the innermost body's onCancel ran once")
