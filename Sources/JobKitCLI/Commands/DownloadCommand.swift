@@ -204,7 +204,10 @@ struct DownloadCommand: AsyncParsableCommand {
             durability: fsync ? .system : .process, allowOverwrite: allowOverwrite,
             tracers: chromeTrace.map { [$0] } ?? [], logger: logLevel.map(Self.logger), network: network,
             outputPaths: outputPaths)
-        if let chromeTrace, let trace {
+        // A usage error (an output path the journal holds) writes nothing; a file that appeared in the folder
+        // while the downloads ran is never replaced either.
+        if exit != CommandLineError.usage, let chromeTrace, let trace {
+            try checkOutputPaths(plan)
             do {
                 try chromeTrace.write(to: URL(fileURLWithPath: trace))
             } catch {

@@ -165,9 +165,9 @@ enum DownloadSession {
     /// holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
     /// from the journal (its file stays until the new one replaces it).
     ///
-    /// The journal's item is this one, not another, when only the URL's query differs (a refreshed
-    /// signed URL: the item takes the new URL, and resumes its `.part` when the server's validator
-    /// proves the same file), or when only a `checksum=` was added: a completed file is then checked
+    /// The journal's item is this one, not another, when only the URL's query differs and the item is
+    /// unfinished (a refreshed signed URL: the item takes the new URL, and resumes its `.part` when the
+    /// server's validator proves the same file), or when only a `checksum=` was added: a completed file is then checked
     /// against it, as every completed file with a checksum is (a file edited since fails its item).
     /// An unfinished item of the journal with the same URL under another name, which this command
     /// names no more (a server that changed its `Content-Disposition` name), is removed with its `.part`.
@@ -186,7 +186,11 @@ enum DownloadSession {
             }
             var checksum = item.checksum.flatMap { try? Checksum(parsing: $0) }
             if let holder = byName[item.name] {
-                let sameFile = isSameFile(holder.url, item.url)
+                // A refreshed query is the same download only while it is unfinished: its resume sends the
+                // validator, which proves the file. A completed item is not asked again: another query
+                // may be another file (`?id=2`), so the name is taken, as for another URL.
+                let sameFile =
+                    holder.url == item.url || (holder.state != .completed && isSameFile(holder.url, item.url))
                 // Added to a completed item: checked here. To an unfinished one: a new item (the
                 // manager keeps an item's checksum from its start).
                 let checksumAdded = holder.checksum == nil && checksum != nil && holder.state == .completed

@@ -7,7 +7,9 @@ import Foundation
 /// - a file of the command's downloads (`NAME`, or `dir/NAME` in its subfolder), or one the folder's journal
 ///   holds from an earlier run;
 /// - the journal and every name the downloads keep for themselves: names starting with `.jobkit`, and
-///   partial downloads (`.part`, `.part.meta`, `.part.meta.tmp`).
+///   partial downloads (`.part`, `.part.meta`, `.part.meta.tmp`);
+/// - any file that exists in the download folder or under it (a new name there is written), or a hard
+///   link to one from anywhere.
 ///
 /// Paths are compared after resolving: relative to the working directory, `.` and `..` taken, and the
 /// symbolic links of the part that exists followed (`link/a.bin`, where `link` points at the folder, is
@@ -47,6 +49,30 @@ enum OutputPathGuard {
                 return refuse("'\(shown)', a partial download (\(suffix))")
             }
             if names[subfolder]?.contains(name) == true { return refuse("the download '\(shown)'") }
+        }
+        var status = stat()
+        guard stat(target, &status) == 0 else { return nil }
+        if target.hasPrefix(root == "/" ? "/" : root + "/") {
+            return refuse("'\(target.dropFirst(root.count + 1))', a file in it")
+        }
+        // A hard link from outside: writing through it would change the folder's file.
+        if (status.st_mode & S_IFMT) == S_IFREG && status.st_nlink > 1,
+            let linked = file(device: status.st_dev, inode: status.st_ino, under: root)
+        {
+            return refuse("'\(linked)' (a hard link to it)")
+        }
+        return nil
+    }
+
+    /// The path under `root` (relative to it) of the file with this device and inode, if any; symbolic
+    /// links are not followed.
+    private static func file(device: dev_t, inode: ino_t, under root: String) -> String? {
+        guard let walk = FileManager.default.enumerator(atPath: root) else { return nil }
+        while let relative = walk.nextObject() as? String {
+            var status = stat()
+            if lstat(root + "/" + relative, &status) == 0, status.st_dev == device, status.st_ino == inode {
+                return relative
+            }
         }
         return nil
     }

@@ -90,6 +90,39 @@ import Testing
         _ = server
     }
 
+    @Test func aTraceNeverReplacesAnEarlierRunsFileASubfoldersFileOrAHardLinkToOne() async throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let files = try fixture.make("file", count: 3) { 1000 + $0 }
+        let server = try await ServeProcess.start(
+            root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
+        let base = try #require(server.baseURL).appendingPathComponent("files")
+        let urls = files.map { base.appendingPathComponent($0).absoluteString }
+        let out = fixture.output.path
+        let list = fixture.folder.appendingPathComponent("list.txt")
+        try Data("\(urls[0])\n\(urls[1])\n  dir=sub\n".utf8).write(to: list)
+        let first = try await runProduct("jobkit", arguments: ["download", "-o", out, "-i", list.path])
+        #expect(first.status == 0, "\(first.stderr)")
+        let hardLink = fixture.folder.appendingPathComponent("hard").path
+        try FileManager.default.linkItem(atPath: out + "/" + files[0], toPath: hardLink)
+        let before = [
+            try Data(contentsOf: URL(fileURLWithPath: out + "/" + files[0])),
+            try Data(contentsOf: URL(fileURLWithPath: out + "/sub/" + files[1])),
+        ]
+
+        // An earlier run's file (this command names another), a subfolder's file this command does not name,
+        // and a hard link to a file of the folder.
+        for trace in [out + "/" + files[0], out + "/sub/" + files[1], hardLink] {
+            let output = try await runProduct("jobkit", arguments: ["download", "-o", out, "--trace", trace, urls[2]])
+            #expect(output.status == 64, "\(trace): \(output.stderr)")
+            #expect(output.stderr.contains("would replace"), "\(trace): \(output.stderr)")
+            #expect(!output.stdout.contains("trace written"), "\(trace): \(output.stdout)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/" + files[0])) == before[0], "\(trace)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/sub/" + files[1])) == before[1], "\(trace)")
+        }
+        _ = server
+    }
+
     @Test func noSignatureTokenOrPasswordAppearsInAnyOutputEvenAtLogLevelTrace() async throws {
         let secrets = ["PWSECRET0", "TOKSECRET1", "SIGSECRET2", "TOKSECRET3", "TOKSECRET4", "SIGSECRET5", "BEARER6"]
         let body = Data(repeating: 7, count: 5000)

@@ -302,6 +302,26 @@ extension DownloadCommandTrustTests {
         #expect(!output.contains("one@") && !output.contains("two@"), "\(output)")
     }
 
+    @Test func aCompletedItemIsNotTakenOverByAnotherQuery() async throws {
+        // `?id=1` and `?id=2` are two files: a completed one is never asked again, so its name is taken.
+        let server = try ScriptedServer { request, _ in
+            .respond(200, headers: ["ETag": "\"\(request.path)\""], body: Data("content of \(request.path)".utf8))
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let url = { (id: Int) in server.url("get").absoluteString + "?id=\(id)" }
+        #expect(try await download(["-o", folder.path, url(1)]).status == 0)
+
+        let second = try await download(["-o", folder.path, url(2)])
+
+        #expect(second.status == 1, "\(second.output)")
+        #expect(second.output.contains("already taken"), "\(second.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("get")) == Data("content of /get?id=1".utf8))
+        let replaced = try await download(["-o", folder.path, "--allow-overwrite", url(2)])
+        #expect(replaced.status == 0, "\(replaced.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("get")) == Data("content of /get?id=2".utf8))
+    }
+
     @Test func aChecksumAddedOnARerunVerifiesTheCompletedFile() async throws {
         let body = pattern(4000, seed: 4)
         let server = try ScriptedServer { _, _ in .respond(200, body: body) }
