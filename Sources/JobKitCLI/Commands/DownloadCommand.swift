@@ -72,7 +72,8 @@ struct DownloadCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Write a Chrome trace (Perfetto, chrome://tracing) of every download and its attempts. Never over the "
                 + "download folder's own files: a download's file, a partial download (.part…), the journal "
-                + "(.jobkit…) or a dir= subfolder is refused (exit 64), after resolving '..' and symbolic links.",
+                + "(.jobkit…), a dir= subfolder, any file that exists in the folder or a hard link to one is "
+                + "refused (exit 64), after resolving '..' and symbolic links.",
             valueName: "file.json"))
     var trace: String?
 
