@@ -72,7 +72,7 @@ public struct Job<Value: Sendable>: Sendable {
     ) -> JobHandle {
         let run = makeRun(
             on: queue, parentTrace: nil,
-            completion: .handler(MainQueueHandler(handler).asNonisolated, resultQueue: mainQueue))
+            completion: .handler(MainQueueCall.nonisolated(handler), resultQueue: mainQueue))
         run.start()
         return JobHandle(run: run)
     }
@@ -103,32 +103,6 @@ public struct Job<Value: Sendable>: Sendable {
         let run = makeRun(on: queue, parentTrace: nil, completion: .handler(handler, resultQueue: resultQueue))
         run.start()
         return JobHandle(run: run)
-    }
-
-    /// A `@MainActor` handler of a run's result, called as a nonisolated one by the run's completion,
-    /// which calls it only on the main queue (the main actor's executor).
-    struct MainQueueHandler {
-        let call: @MainActor @Sendable (Result<Value, any Error>) -> Void
-
-        @inline(__always)
-        init(_ call: @escaping @MainActor @Sendable (Result<Value, any Error>) -> Void) {
-            self.call = call
-        }
-
-        /// The handler, typed nonisolated: the same function value, reinterpreted — no closure is made
-        /// around it, nothing is allocated, no isolation is checked when it is called. Call it only on
-        /// the main queue.
-        @inline(__always)
-        var asNonisolated: @Sendable (Result<Value, any Error>) -> Void {
-            // Safety: a function value's representation does not depend on its global actor (a code
-            // pointer and a context either way), and both structs hold one of the same signature
-            // otherwise, at the same abstraction; the result is handed only to deliveries on `.main`.
-            unsafeBitCast(self, to: Nonisolated.self).call
-        }
-
-        private struct Nonisolated {
-            let call: @Sendable (Result<Value, any Error>) -> Void
-        }
     }
 
     /// Makes a run of this job on `queue` (not started) whose completion is called inline, on

@@ -20,7 +20,7 @@ extension JobHandle {
     /// - Returns: a token that ends the observation; the observation goes on if it is discarded.
     @discardableResult
     public func onStateChange(_ handler: @escaping @MainActor @Sendable (JobState) -> Void) -> JobObservation {
-        onStateChange(on: mainQueue, MainQueueStateHandler(handler).asNonisolated)
+        onStateChange(on: mainQueue, MainQueueCall.nonisolated(handler))
     }
 
     /// Calls `handler` on `queue` with every state of the run, in order, as `onStateChange(_:)` does on
@@ -84,7 +84,7 @@ extension JobHandle {
             case .pending: break
             }
         }
-        return replaceDelegate(on: mainQueue, MainQueueStateHandler(deliver).asNonisolated)
+        return replaceDelegate(on: mainQueue, MainQueueCall.nonisolated(deliver))
     }
 
     /// Sets a delegate that hears of this run on `queue`, a queue the caller names, replacing the
@@ -112,28 +112,6 @@ extension JobHandle {
         let observer = StateObserver(queue: queue, deliver: deliver)
         run.replaceDelegateObserver(with: observer)
         return JobObservation(run: run, observer: observer)
-    }
-}
-
-/// A `@MainActor` state handler, called as a nonisolated one by a `StateObserver` whose queue is the
-/// main queue (the main actor's executor).
-struct MainQueueStateHandler {
-    let call: @MainActor @Sendable (JobState) -> Void
-
-    init(_ call: @escaping @MainActor @Sendable (JobState) -> Void) {
-        self.call = call
-    }
-
-    /// The handler, typed nonisolated: the same function value, reinterpreted (nothing allocated, no
-    /// isolation checked when it is called). Hand it only to an observer on the main queue.
-    var asNonisolated: @Sendable (JobState) -> Void {
-        // Safety: a function value's representation does not depend on its global actor, and both
-        // structs hold one of the same signature otherwise; the result is called only on `.main`.
-        unsafeBitCast(self, to: Nonisolated.self).call
-    }
-
-    private struct Nonisolated {
-        let call: @Sendable (JobState) -> Void
     }
 }
 

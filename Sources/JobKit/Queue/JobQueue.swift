@@ -64,11 +64,11 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         onStateChange: @escaping @MainActor @Sendable (ID, JobState) -> Void = { _, _ in },
         onAllFinished: @escaping @MainActor @Sendable () -> Void = {}
     ) {
-        let handlers = MainQueueHandlers(onStateChange: onStateChange, onAllFinished: onAllFinished).asNonisolated
         self.init(
             maxConcurrent: maxConcurrent, queue: queue, resultQueue: mainQueue,
             finishedHistoryLimit: finishedHistoryLimit,
-            onStateChange: handlers.onStateChange, onAllFinished: handlers.onAllFinished)
+            onStateChange: MainQueueCall.nonisolated(onStateChange),
+            onAllFinished: MainQueueCall.nonisolated(onAllFinished))
     }
 
     /// A queue whose handlers run on `resultQueue`, a queue the caller names: `@Sendable` closures.
@@ -111,7 +111,7 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         then handler: (@MainActor @Sendable (Result<Value, any Swift.Error>) -> Void)? = nil
     ) throws {
         try add(
-            job, id: id, resultQueue: mainQueue, handler: handler.map { Job<Value>.MainQueueHandler($0).asNonisolated })
+            job, id: id, resultQueue: mainQueue, handler: handler.map { MainQueueCall.nonisolated($0) })
     }
 
     /// Queues `job` under `id`, as `add(_:id:then:)` does, with its own result delivered on
@@ -228,25 +228,5 @@ public final class JobQueue<ID: Hashable & Sendable>: Sendable {
         for item in completion.start { item.start() }
         if completion.drained { resultQueue.async(execute: onAllFinished) }
         for waiter in completion.waiters { waiter.resume() }
-    }
-
-    /// The main-actor handlers of `init(maxConcurrent:queue:finishedHistoryLimit:onStateChange:onAllFinished:)`,
-    /// called as nonisolated ones on the main queue (the main actor's executor).
-    private struct MainQueueHandlers {
-        let onStateChange: @MainActor @Sendable (ID, JobState) -> Void
-        let onAllFinished: @MainActor @Sendable () -> Void
-
-        /// The same function values, reinterpreted: nothing allocated, no isolation checked when called.
-        var asNonisolated: Nonisolated {
-            // Safety: a function value's representation does not depend on its global actor, and both
-            // structs hold functions of the same signatures otherwise; the queue calls them only on
-            // `.main`.
-            unsafeBitCast(self, to: Nonisolated.self)
-        }
-
-        struct Nonisolated {
-            let onStateChange: @Sendable (ID, JobState) -> Void
-            let onAllFinished: @Sendable () -> Void
-        }
     }
 }

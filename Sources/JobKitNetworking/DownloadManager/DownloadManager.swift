@@ -159,7 +159,7 @@ public final class DownloadManager: Sendable {
     ) throws(DownloadManagerError) {
         try self.init(
             directory: directory, configuration: configuration, resultQueue: mainQueue,
-            updateHandler: updateHandler.map { MainQueueUpdateHandler($0).asNonisolated })
+            updateHandler: updateHandler.map { MainQueueCall.nonisolated($0) })
     }
 
     /// `init(directory:configuration:resultQueue:onUpdate:)`; with `updateHandler` nil there is no
@@ -403,27 +403,5 @@ public final class DownloadManager: Sendable {
             for name in owed + actions.unlinks { folder.unlink(name) }
         }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
-    }
-}
-
-/// A `@MainActor` update handler, called as a nonisolated one by a manager whose result queue is the
-/// main queue (the main actor's executor).
-private struct MainQueueUpdateHandler {
-    let call: @MainActor @Sendable (DownloadManager.Update) -> Void
-
-    init(_ call: @escaping @MainActor @Sendable (DownloadManager.Update) -> Void) {
-        self.call = call
-    }
-
-    /// The handler, typed nonisolated: the same function value, reinterpreted (nothing allocated, no
-    /// isolation checked when it is called). Hand it only to a manager delivering on the main queue.
-    var asNonisolated: @Sendable (DownloadManager.Update) -> Void {
-        // Safety: a function value's representation does not depend on its global actor, and both
-        // structs hold one of the same signature otherwise; the manager calls it only on `.main`.
-        unsafeBitCast(self, to: Nonisolated.self).call
-    }
-
-    private struct Nonisolated {
-        let call: @Sendable (DownloadManager.Update) -> Void
     }
 }
