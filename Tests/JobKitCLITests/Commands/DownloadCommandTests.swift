@@ -4,20 +4,12 @@ import Testing
 
 /// `jobkit download`, run as a user runs it, against a launched `jobkit serve` that logs every request.
 @Suite(.timeLimit(.minutes(10))) struct DownloadCommandTests {
-    private func serve(_ fixture: DownloadFixture, _ arguments: [String] = []) async throws -> (ServeProcess, URL) {
-        let server = try await ServeProcess.start(
-            root: fixture.folder.appendingPathComponent("root"),
-            arguments: ["--access-log", fixture.accessLog.path] + arguments)
-        let base = try #require(server.baseURL).appendingPathComponent("files")
-        return (server, base)
-    }
-
     @Test func twoHundredSmallAndFourLargeFilesArriveByteExact() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 200) { 1 + $0 * 397 % 50_000 }
         let large = try fixture.make("large", count: 4) { 16 << 20 | $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let list = try fixture.inputFile(small + large, base: base)
         let output = try await runProduct(
             "jobkit", arguments: ["download", "-i", list.path, "-o", fixture.output.path])
@@ -34,7 +26,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 5) { 10_000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let list = try fixture.inputFile(files, base: base)
         let output = try await runProduct(
             "jobkit", arguments: ["download", "--fsync", "-i", list.path, "-o", fixture.output.path])
@@ -50,7 +42,7 @@ import Testing
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 20) { 1000 + $0 }
         let large = try fixture.make("large", count: 4) { 20 << 20 | $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let list = try fixture.inputFile(small + large, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "3"]
         let first = try LaunchedProcess(arguments)
@@ -82,7 +74,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 2) { 10_000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let wrong = String(repeating: "0", count: 64)
         let list = try fixture.inputFile(names, base: base) { name in
             name == names[0] ? ["checksum=sha-256=\(wrong)", "out=bad.bin"] : []
@@ -102,7 +94,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 3) { 5_000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let inTheWay = fixture.output.appendingPathComponent(names[1])
         try FileManager.default.createDirectory(at: inTheWay, withIntermediateDirectories: true)
         try Data("keep me".utf8).write(to: inTheWay.appendingPathComponent("inside.txt"))
@@ -123,7 +115,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 30) { 20_000 + $0 }
-        let (server, base) = try await serve(fixture, ["--latency", "100"])
+        let (server, base) = try await fixture.serve(["--latency", "100"])
         let list = try fixture.inputFile(names, base: base)
         let arguments = ["download", "-i", list.path, "-o", fixture.output.path, "-j", "1", "--json"]
         let first = try LaunchedProcess(arguments)
@@ -141,7 +133,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 20) { 1000 + $0 }
-        let (server, base) = try await serve(fixture, ["--latency", "1000"])
+        let (server, base) = try await fixture.serve(["--latency", "1000"])
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try LaunchedProcess(["download", "-o", fixture.output.path, "-j", "1"] + urls)
         #expect(await first.waitUntil { first.stdout.contains("started") }, "\(first.stderr)")
@@ -165,7 +157,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 2) { 1000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let urls = names.map { base.appendingPathComponent($0).absoluteString }
         let first = try await runProduct("jobkit", arguments: ["download", "-o", fixture.output.path, urls[0]])
         #expect(first.status == 0, "\(first.stderr)")

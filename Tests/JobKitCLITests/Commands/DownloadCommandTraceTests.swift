@@ -8,9 +8,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 2) { 1000 + $0 }
-        let server = try await ServeProcess.start(
-            root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
-        let base = try #require(server.baseURL).appendingPathComponent("files")
+        let (server, base) = try await fixture.serve()
         let urls = files.map { base.appendingPathComponent($0).absoluteString }
         let trace = fixture.folder.appendingPathComponent("downloads.json")
 
@@ -43,9 +41,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 2) { 1000 + $0 }
-        let server = try await ServeProcess.start(
-            root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
-        let base = try #require(server.baseURL).appendingPathComponent("files")
+        let (server, base) = try await fixture.serve()
         let urls = files.map { base.appendingPathComponent($0).absoluteString }
         let out = fixture.output.path
         let first = try await runProduct("jobkit", arguments: ["download", "-o", out, urls[0]])
@@ -94,9 +90,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let files = try fixture.make("file", count: 3) { 1000 + $0 }
-        let server = try await ServeProcess.start(
-            root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
-        let base = try #require(server.baseURL).appendingPathComponent("files")
+        let (server, base) = try await fixture.serve()
         let urls = files.map { base.appendingPathComponent($0).absoluteString }
         let out = fixture.output.path
         let list = fixture.folder.appendingPathComponent("list.txt")

@@ -19,6 +19,16 @@ struct DownloadFixture {
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
     }
 
+    /// A launched `jobkit serve` of `files` logging to `accessLog` (with `arguments` besides), and the URL the
+    /// files are under; the server stops when it is released.
+    func serve(_ arguments: [String] = []) async throws -> (ServeProcess, URL) {
+        let server = try await ServeProcess.start(
+            root: folder.appendingPathComponent("root"), arguments: ["--access-log", accessLog.path] + arguments)
+        struct NoBaseURL: Error {}
+        guard let base = server.baseURL else { throw NoBaseURL() }
+        return (server, base.appendingPathComponent("files"))
+    }
+
     /// Deterministic contents for file `index` of `size` bytes: a 64 KiB block, rotated per file and per block.
     static func contents(_ index: Int, size: Int) -> Data {
         var data = Data(capacity: size)

@@ -4,12 +4,6 @@ import Testing
 
 /// `jobkit download` with aria2's `dir=`: files go to a subfolder of `-o`, never outside it.
 @Suite(.timeLimit(.minutes(10))) struct DownloadCommandSubfolderTests {
-    private func serve(_ fixture: DownloadFixture) async throws -> (ServeProcess, URL) {
-        let server = try await ServeProcess.start(
-            root: fixture.folder.appendingPathComponent("root"), arguments: ["--access-log", fixture.accessLog.path])
-        return (server, try #require(server.baseURL).appendingPathComponent("files"))
-    }
-
     /// Whether the served file `name` arrived byte-exact at `path` under the output folder.
     private func arrived(_ fixture: DownloadFixture, _ name: String, at path: String) -> Bool {
         let got = FileManager.default.contents(atPath: fixture.output.appendingPathComponent(path).path)
@@ -21,7 +15,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 4) { 30_000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let options: [String: [String]] = [
             names[0]: ["dir=sub/deeper"], names[1]: ["dir=sub/deeper", "out=renamed.bin"],
             names[2]: ["dir=other", "out=same.bin"], names[3]: ["out=same.bin"],
@@ -57,7 +51,7 @@ import Testing
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
         let names = try fixture.make("f", count: 3) { 20_000 + $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let outside = fixture.folder.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(
@@ -85,7 +79,7 @@ import Testing
         defer { fixture.cleanUp() }
         let small = try fixture.make("small", count: 6) { 1000 + $0 }
         let large = try fixture.make("large", count: 2) { 20 << 20 | $0 }
-        let (server, base) = try await serve(fixture)
+        let (server, base) = try await fixture.serve()
         let list = try fixture.inputFile(small + large, base: base) { name in
             name.hasPrefix("large") ? ["dir=big/ones"] : ["dir=small"]
         }

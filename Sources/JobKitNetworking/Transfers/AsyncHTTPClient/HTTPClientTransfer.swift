@@ -439,19 +439,13 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         let code: URLError.Code
         if isRefusal(error) {
             let port = asked.port.map { ":\($0)" } ?? ""
-            reason = "the connection to \(asked.host ?? "the host")\(port) was refused"
-            return TransportError(
-                URLError(
-                    .cannotConnectToHost,
-                    userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]),
-                url: url)
+            return transportError(
+                .cannotConnectToHost, "the connection to \(asked.host ?? "the host")\(port) was refused", url: url)
         }
         if let ssl = error as? NIOSSLExtraError, ssl == .failedToValidateHostname {
-            reason = "the server's certificate is not valid for \(asked.host ?? "the host") (its names do not match)"
-            return TransportError(
-                URLError(
-                    .serverCertificateUntrusted,
-                    userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]),
+            return transportError(
+                .serverCertificateUntrusted,
+                "the server's certificate is not valid for \(asked.host ?? "the host") (its names do not match)",
                 url: url)
         }
         switch error as? HTTPClientError {
@@ -484,7 +478,12 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
                 code = .networkConnectionLost
             }
         }
-        return TransportError(
+        return transportError(code, reason, url: url)
+    }
+
+    /// A `TransportError` for `url` whose `URLError` has `code` and reads `reason`.
+    private static func transportError(_ code: URLError.Code, _ reason: String, url: URL) -> TransportError {
+        TransportError(
             URLError(code, userInfo: [NSLocalizedDescriptionKey: reason, NSURLErrorFailingURLErrorKey: url]), url: url)
     }
 
