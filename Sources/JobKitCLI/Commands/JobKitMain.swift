@@ -7,6 +7,7 @@ import Foundation
 @main
 enum JobKitMain {
     static func main() {
+        MallocTuning.apply()
         // Before anything reads it (the argument parser does): an invalid COLUMNS is reported and dropped.
         _ = EnvironmentColumns.value
         Task {

@@ -78,6 +78,10 @@ struct DownloadPlan: Equatable, Sendable {
     /// The items by the folder they go to: the output folder's first (when any), then each subfolder in the
     /// order it first appears; each group's items in plan order.
     var bySubfolder: [(subfolder: String?, items: [Item])] {
+        // One folder (the usual case): the plan's own array, not a copy.
+        if let first = items.first, items.allSatisfy({ $0.subfolder == first.subfolder }) {
+            return [(first.subfolder, items)]
+        }
         var order: [String?] = items.contains { $0.subfolder == nil } ? [nil] : []
         var groups: [String?: [Item]] = [:]
         for item in items {

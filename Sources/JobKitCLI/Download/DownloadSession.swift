@@ -85,9 +85,8 @@ enum DownloadSession {
                 manager.close()
                 return CommandLineError.report(error)
             }
-            let summary = await manager.waitUntilFinished()
-            let byID = Dictionary(summary.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
-            outcome.items += ids.compactMap { byID[$0] }.map { (group.subfolder.map { $0 + "/" } ?? "", $0) }
+            outcome.count(
+                await manager.waitUntilFinished(), of: Set(ids), prefix: group.subfolder.map { $0 + "/" } ?? "")
             manager.close()
             interrupted.manager = nil
         }
@@ -120,23 +119,48 @@ enum DownloadSession {
         let ids = try manager.add(contentsOf: requests)
         view.runIDs = Set(ids)  // before any update is shown: they are delivered on this queue, later
         // Complete from an earlier run: kept, not fetched again.
-        let prefix = items.first?.subfolder.map { $0 + "/" } ?? ""
-        for id in ids {
-            guard let item = manager.item(id), item.state == .completed else { continue }
-            outcome.alreadyComplete.insert(prefix + item.name)
-        }
+        for id in ids where manager.item(id)?.state == .completed { outcome.alreadyComplete.insert(id) }
         // The command names them: one an app left suspended in the journal runs too.
         for id in ids where manager.item(id)?.state == .suspended { try manager.resume(id) }
         return ids
     }
 
-    /// What the managers of a run ended with: this run's items (with the subfolder prefix of their path, `a/b/`
-    /// or empty), and the plan's items that could not run.
+    /// What the managers of a run ended with: counts of this run's items, and the ones that failed or could
+    /// not run — not every item (a run of 100,000 files keeps its memory for the downloads).
     struct Outcome {
-        var items: [(prefix: String, item: DownloadManager.Item)] = []
+        /// This run's completed items, and their bytes.
+        var completed = 0
+        var completedBytes: Int64 = 0
+        /// Of those, the ones that were complete before this run (kept, nothing fetched), and their bytes.
+        var earlier = 0
+        var earlierBytes: Int64 = 0
+        /// This run's failed items: the path under the output folder (`a/b/name`), the URL and the reason.
+        var failed: [(path: String, url: URL, message: String)] = []
         var refused: [Refusal] = []
-        /// The paths (`prefix` + name) of the items that were complete before this run: nothing was fetched.
-        var alreadyComplete: Set<String> = []
+        /// The ids of the current manager's items that were complete before this run.
+        var alreadyComplete: Set<DownloadManager.ItemID> = []
+
+        /// Counts the items of `summary` that `ids` names (this run's, of a manager whose items' paths start
+        /// with `prefix`: `a/b/` or empty).
+        mutating func count(_ summary: DownloadManager.Summary, of ids: Set<DownloadManager.ItemID>, prefix: String) {
+            for item in summary.items where ids.contains(item.id) {
+                switch item.state {
+                case .completed:
+                    let bytes = max(0, item.progress.received)
+                    completed += 1
+                    completedBytes &+= bytes
+                    if alreadyComplete.contains(item.id) {
+                        earlier += 1
+                        earlierBytes &+= bytes
+                    }
+                case .failed(let failure):
+                    let hint = failure.kind == .fileInTheWay ? " (--allow-overwrite replaces it)" : ""
+                    failed.append((prefix + item.name, item.url, failure.message + hint))
+                default: break
+                }
+            }
+            alreadyComplete = []
+        }
 
         /// Records `item` as refused with `message`, and shows its row.
         @MainActor
@@ -278,9 +302,11 @@ enum DownloadSession {
     /// URL, named by it or by the server (no `out=`), and a name no item of `items` has. Their
     /// `.part`s go with them.
     private static func removeRenamed(_ items: [DownloadPlan.Item], from manager: DownloadManager) {
+        let held = manager.items
+        guard !held.isEmpty else { return }
         let names = Set(items.map(\.name))
         let renamed = Set(items.filter(\.namedByURL).map(\.url))
-        for old in manager.items where renamed.contains(old.url) && !names.contains(old.name) {
+        for old in held where renamed.contains(old.url) && !names.contains(old.name) {
             guard old.state != .completed else { continue }
             try? manager.remove(old.id)
         }
@@ -290,14 +316,7 @@ enum DownloadSession {
     private static func report(
         _ outcome: Outcome, total: Int, interrupted: Bool, seconds: Double, options: TransferOptions
     ) -> ExitCode {
-        let completed = outcome.items.map(\.item).filter { $0.state == .completed }
-        var failed = outcome.items.compactMap { prefix, item -> (name: String, url: URL, message: String)? in
-            guard case .failed(let failure) = item.state else { return nil }
-            let hint = failure.kind == .fileInTheWay ? " (--allow-overwrite replaces it)" : ""
-            return (prefix + item.name, item.url, failure.message + hint)
-        }
-        failed += outcome.refused.map { ($0.item.path, $0.item.url, $0.message) }
-        let bytes = completed.reduce(Int64(0)) { $0 &+ max(0, $1.progress.received) }
+        let failed = outcome.failed + outcome.refused.map { ($0.item.path, $0.item.url, $0.message) }
         if options.json {
             struct Summary: Encodable {
                 var event = "summary"
@@ -310,8 +329,8 @@ enum DownloadSession {
             }
             let line = TransferEventFormat.jsonLine(
                 Summary(
-                    completed: completed.count, failed: failed.count,
-                    remaining: total - completed.count - failed.count, bytes: bytes,
+                    completed: outcome.completed, failed: failed.count,
+                    remaining: total - outcome.completed - failed.count, bytes: outcome.completedBytes,
                     seconds: (seconds * 1000).rounded() / 1000, interrupted: interrupted))
             StandardOutput.write((line ?? "") + "\n")
         }
@@ -319,15 +338,15 @@ enum DownloadSession {
             printError("\(name) (\(url.redactedString)): \(message)")
         }
         if interrupted {
-            printError("interrupted: \(completed.count) of \(total) files done; run the same command again to resume")
+            printError("interrupted: \(outcome.completed) of \(total) files done; run the same command again to resume")
             return CommandLineError.interrupted
         }
         if !failed.isEmpty {
             printError("\(failed.count) of \(total) downloads failed")
             return CommandLineError.failure
         }
-        if completed.count < total {
-            printError("\(total - completed.count) of \(total) downloads did not finish")
+        if outcome.completed < total {
+            printError("\(total - outcome.completed) of \(total) downloads did not finish")
             return CommandLineError.failure
         }
         if !options.json && !options.quiet {
@@ -341,19 +360,14 @@ enum DownloadSession {
     /// files already complete (4 MB)` when no file needed a request.
     static func summaryLine(_ outcome: Outcome, seconds: Double) -> String {
         func files(_ count: Int) -> String { "\(count) file\(count == 1 ? "" : "s")" }
-        let completed = outcome.items.filter { $0.item.state == .completed }
-        let earlier = completed.filter { outcome.alreadyComplete.contains($0.prefix + $0.item.name) }
-        let fetched = completed.count - earlier.count
-        func bytes(_ items: some Sequence<(prefix: String, item: DownloadManager.Item)>) -> String {
-            TransferUnits.bytes(items.reduce(Int64(0)) { $0 &+ max(0, $1.item.progress.received) })
-        }
-        guard fetched > 0 || earlier.isEmpty else {
-            return "nothing downloaded: \(files(earlier.count)) already complete (\(bytes(earlier)))"
+        let fetched = outcome.completed - outcome.earlier
+        guard fetched > 0 || outcome.earlier == 0 else {
+            return "nothing downloaded: \(files(outcome.earlier)) already complete "
+                + "(\(TransferUnits.bytes(outcome.earlierBytes)))"
         }
         let time = seconds < 10 ? String(format: "%.2f s", seconds) : TransferUnits.duration(seconds)
-        let fresh = completed.filter { !outcome.alreadyComplete.contains($0.prefix + $0.item.name) }
-        return "downloaded \(files(fetched)) (\(bytes(fresh))) in \(time)"
-            + (earlier.isEmpty ? "" : "; \(earlier.count) already complete")
+        return "downloaded \(files(fetched)) (\(TransferUnits.bytes(outcome.completedBytes - outcome.earlierBytes))) "
+            + "in \(time)" + (outcome.earlier == 0 ? "" : "; \(outcome.earlier) already complete")
     }
 
     /// Writes `error: MESSAGE` on standard error, control characters escaped (names, URLs and

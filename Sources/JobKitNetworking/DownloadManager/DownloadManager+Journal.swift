@@ -30,8 +30,9 @@ extension DownloadManager {
 
     static func apply(_ write: Machine.JournalWrite, to file: JournalFile) throws(DownloadManagerError) {
         switch write {
-        case .append(let records): try file.append(DownloadJournal.encode(records))
-        case .rewrite(let header, let records): try file.replace(with: DownloadJournal.encode(header: header, records))
+        case .append(let records): try file.append(DownloadJournal.encodedChunks(records))
+        case .rewrite(let header, let records):
+            try file.replace(with: DownloadJournal.encodedChunks(header: header, records))
         }
     }
 

@@ -212,6 +212,8 @@ public final class DownloadManager: Sendable {
             directory: directory, limit: configuration.maxConcurrent, perHost: configuration.maxPerHost,
             interval: configuration.progressInterval, window: configuration.speedWindow,
             startsRestored: configuration.startsRestoredItems)
+        // Nothing to deliver to until a consumer of `updates()` comes (it starts from a snapshot).
+        machine.outbox.keepsEvents = onUpdate != nil
         let actions = machine.restore(
             recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)
@@ -258,9 +260,10 @@ public final class DownloadManager: Sendable {
                 }.get()
                 // Records of earlier changes go first, in order.
                 try writeJournal(to: file)
-                let records = Machine.records(of: prepared)
                 // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
-                if !records.isEmpty { try file.appendSynced(DownloadJournal.encode(records)) }
+                if prepared.contains(where: \.isNew) {
+                    try file.appendSynced(DownloadJournal.encodedChunks(Machine.records(of: prepared)))
+                }
                 return .success(state.withLock { $0.commit(prepared, now: now()) })
             } catch {
                 return .failure(error)

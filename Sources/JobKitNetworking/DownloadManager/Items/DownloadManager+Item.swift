@@ -9,7 +9,10 @@ extension DownloadManager {
         /// Its file name in the directory.
         public let name: String
         /// The file: the directory and the name.
-        public let file: URL
+        public var file: URL { directory.appendingPathComponent(name, isDirectory: false) }
+        /// The manager's directory: one value all its items share (a `file` URL of each would cost about
+        /// 300 bytes an item for as long as the manager holds it).
+        private let directory: URL
         /// The digest it is verified against, if any.
         public let checksum: Checksum?
         /// Its state when this value was made.
@@ -23,16 +26,10 @@ extension DownloadManager {
             id: ItemID, url: URL, name: String, directory: URL, checksum: Checksum? = nil, state: State,
             progress: ByteProgress
         ) {
-            self.init(
-                id: id, url: url, name: name, file: directory.appendingPathComponent(name, isDirectory: false),
-                checksum: checksum, state: state, progress: progress)
-        }
-
-        init(id: ItemID, url: URL, name: String, file: URL, checksum: Checksum?, state: State, progress: ByteProgress) {
             self.id = id
             self.url = url
             self.name = name
-            self.file = file
+            self.directory = directory
             self.checksum = checksum
             self.state = state
             self.progress = progress

@@ -200,32 +200,13 @@ enum DownloadJournal {
     }
 
     /// The records that say everything `entries` say, after a header: a compacted journal.
-    static func compacted(_ entries: [Entry], nextID: UInt64) -> (header: Header, records: [Record]) {
-        var records: [Record] = []
-        for entry in entries {
-            records.append(.add(entry.id, url: entry.url, name: entry.name, checksum: entry.checksum))
-            switch entry.status {
-            case .completed(let size):
-                records.append(Record(op: .done, id: entry.id, size: size))
-            case .finishing(let size):
-                records.append(Record(op: .finishing, id: entry.id, size: size))
-            default:
-                if entry.ownsFile {
-                    // Keeps the ownership of the file under the name; the state record after it
-                    // replaces its status.
-                    records.append(Record(op: .finishing, id: entry.id, size: 0))
-                    records.append(.state(entry.id, entry.status))
-                } else if entry.status != .pending {
-                    records.append(.state(entry.id, entry.status))
-                }
-            }
-        }
-        return (Header(format: formatName, version: version, next: nextID), records)
+    static func compacted(_ entries: [Entry], nextID: UInt64) -> (header: Header, records: Compacted) {
+        (Header(format: formatName, version: version, next: nextID), Compacted(entries))
     }
 
     /// `header` (if any) and `records` as JSON lines, keys sorted (what `JSONEncoder` with
     /// `.sortedKeys` and `.withoutEscapingSlashes` writes, without its cost on every completion).
-    static func encode(header: Header? = nil, _ records: [Record]) -> Data {
+    static func encode(header: Header? = nil, _ records: some Sequence<Record>) -> Data {
         var text = ""
         if let header {
             text += "{\"format\":\(quoted(header.format))"

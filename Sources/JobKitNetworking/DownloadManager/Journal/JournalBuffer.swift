@@ -12,7 +12,7 @@ struct JournalBuffer {
     /// What the journal must get: new records to append, or the whole journal to write anew.
     enum Write {
         case append([DownloadJournal.Record])
-        case rewrite(DownloadJournal.Header, [DownloadJournal.Record])
+        case rewrite(DownloadJournal.Header, DownloadJournal.Compacted)
     }
 
     private var records: [DownloadJournal.Record] = []
@@ -48,7 +48,7 @@ struct JournalBuffer {
     /// Takes the records waiting to be written; nil when none wait. When compaction is due,
     /// `compacted` gives the whole journal to write instead.
     mutating func take(
-        compacted: () -> (DownloadJournal.Header, [DownloadJournal.Record])
+        compacted: () -> (DownloadJournal.Header, DownloadJournal.Compacted)
     ) -> Write? {
         if isCompactionDue { return rewrite(compacted()) }
         guard !records.isEmpty else { return nil }
@@ -66,7 +66,7 @@ struct JournalBuffer {
     }
 
     /// The whole journal is written as `journal` says (what is waiting is in it): counts start again.
-    mutating func rewrite(_ journal: (DownloadJournal.Header, [DownloadJournal.Record])) -> Write {
+    mutating func rewrite(_ journal: (DownloadJournal.Header, DownloadJournal.Compacted)) -> Write {
         records = []
         compactionOwed = false
         recordsSinceCompaction = 0

@@ -191,22 +191,37 @@ final class JournalFile {
     /// A write that fails part-way (a full disk) is cut back off, so that the next line does not
     /// land on a torn one.
     func append(_ data: Data) throws(DownloadManagerError) {
+        try append(CollectionOfOne(data))
+    }
+
+    /// Appends `chunks` (whole lines), a write each, all or nothing: a write that fails (a full disk)
+    /// cuts the journal back to where it ended before the first, so that the next line does not land
+    /// on a torn one. The chunks are made as they are written: a long batch is never in memory whole.
+    func append(_ chunks: some Sequence<Data>) throws(DownloadManagerError) {
         guard let descriptor else { throw .closed }
-        let failure = injectedFailure() ?? data.withUnsafeBytes { descriptor.write($0) }
+        var written: Int64 = 0
+        var failure = injectedFailure()
+        if failure == nil {
+            for chunk in chunks {
+                failure = chunk.withUnsafeBytes { descriptor.write($0) }
+                guard failure == nil else { break }
+                written += Int64(chunk.count)
+            }
+        }
         if let failure {
             _ = descriptor.truncate(to: length)
             throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(SystemCall.errorText(failure))")
         }
-        length += Int64(data.count)
+        length += written
     }
 
-    /// Appends `data` and syncs it (with `.system` durability): all or nothing — when the sync
+    /// Appends `chunks` and syncs them (with `.system` durability): all or nothing — when the sync
     /// fails, the lines are cut back off, so that no record of a failed call is honoured later; the
     /// cut is synced in turn (best effort: a disk that failed once may fail again), so that a power
     /// loss soon after does not bring the lines back.
-    func appendSynced(_ data: Data) throws(DownloadManagerError) {
+    func appendSynced(_ chunks: some Sequence<Data>) throws(DownloadManagerError) {
         let before = length
-        try append(data)
+        try append(chunks)
         do {
             try sync()
         } catch {
@@ -235,10 +250,16 @@ final class JournalFile {
         file.close()
     }
 
-    /// Replaces the journal with `data`: written to a temporary file (0600) that is locked first,
-    /// renamed over the journal (with `.system` durability: synced before, and the folder synced
-    /// after). The old file's descriptor is closed.
+    /// Replaces the journal with `data`: see `replace(with:)` of chunks.
     func replace(with data: Data) throws(DownloadManagerError) {
+        try replace(with: CollectionOfOne(data))
+    }
+
+    /// Replaces the journal with `chunks`: written to a temporary file (0600) that is locked first,
+    /// renamed over the journal (with `.system` durability: synced before, and the folder synced
+    /// after). The old file's descriptor is closed. The chunks are made as they are written: a
+    /// journal of many items is never in memory whole as text.
+    func replace(with chunks: some Sequence<Data>) throws(DownloadManagerError) {
         guard let descriptor else { throw .closed }
         let temporary = DownloadJournal.fileName + ".tmp"
         let temporaryPath = folder.path(of: temporary)
@@ -255,8 +276,15 @@ final class JournalFile {
             fresh.close()
             throw .directoryInUse(directory)
         }
-        let failure = injectedFailure() ?? data.withUnsafeBytes { fresh.write($0) }
-        var code = failure
+        var code = injectedFailure()
+        var written: Int64 = 0
+        if code == nil {
+            for chunk in chunks {
+                code = chunk.withUnsafeBytes { fresh.write($0) }
+                guard code == nil else { break }
+                written += Int64(chunk.count)
+            }
+        }
         if code == nil, durability == .system { code = fresh.sync() }
         if code == nil, let renameFailure = folder.rename(temporary, to: DownloadJournal.fileName, replacing: true) {
             code = renameFailure.rawValue
@@ -269,7 +297,7 @@ final class JournalFile {
         if durability == .system { folder.sync() }
         descriptor.close()
         self.descriptor = fresh
-        length = Int64(data.count)
+        length = written
     }
 
     /// Closes the journal, releasing the directory's lock. Only the first call acts.

@@ -53,8 +53,8 @@ extension DownloadManagerStateMachine {
     }
 
     /// The journal records of prepared requests (new items only).
-    static func records(of prepared: [Prepared]) -> [DownloadJournal.Record] {
-        prepared.compactMap { item in
+    static func records(of prepared: [Prepared]) -> some Sequence<DownloadJournal.Record> {
+        prepared.lazy.compactMap { item in
             guard case .new(let id, let url, let name, let checksum, _, _, _) = item else { return nil }
             return .add(id.rawValue, url: url, name: name, checksum: checksum)
         }
@@ -79,7 +79,7 @@ extension DownloadManagerStateMachine {
                 }
                 items.insert(
                     Entry(
-                        id: id, url: url, name: name, file: file(named: name), host: Self.host(of: url),
+                        id: id, url: url, name: name, host: Self.host(of: url),
                         checksum: checksum, phase: .cancelled, meter: SpeedMeter(window: window),
                         replacesFile: replacing, headers: headers, connections: connections))
                 journal.noteWritten(1)

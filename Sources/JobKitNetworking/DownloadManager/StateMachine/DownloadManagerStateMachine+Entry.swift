@@ -40,8 +40,6 @@ extension DownloadManagerStateMachine {
         /// Where it is fetched from: `replaceURL` and the `urlRefresher` change it.
         var url: URL
         let name: String
-        /// `directory/name`, made once.
-        let file: URL
         /// The URL's `host:port`, for the per-host limit.
         var host: String
         let checksum: Checksum?
@@ -104,6 +102,12 @@ extension DownloadManagerStateMachine {
         /// The same URL, name and checksum as an item the manager has: it takes these headers and
         /// connections.
         case existing(ItemID, replacing: Bool, headers: [DownloadManager.Header], connections: Int = 1)
+
+        /// A new item (the journal records it).
+        var isNew: Bool {
+            if case .new = self { return true }
+            return false
+        }
     }
 
     /// How a run ended.

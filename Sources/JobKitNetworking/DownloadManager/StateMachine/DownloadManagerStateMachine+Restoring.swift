@@ -12,8 +12,7 @@ extension DownloadManagerStateMachine {
         for restored in contents.entries {
             let id = ItemID(rawValue: restored.id)
             var entry = Entry(
-                id: id, url: restored.url, name: restored.name, file: file(named: restored.name),
-                host: Self.host(of: restored.url),
+                id: id, url: restored.url, name: restored.name, host: Self.host(of: restored.url),
                 checksum: restored.checksum, phase: .cancelled, meter: SpeedMeter(window: window),
                 ownsFile: restored.ownsFile)
             entry.received = partLengths[restored.id] ?? 0

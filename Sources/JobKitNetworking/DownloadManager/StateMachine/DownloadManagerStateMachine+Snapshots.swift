@@ -16,7 +16,7 @@ extension DownloadManagerStateMachine {
             }
         }
         return DownloadManager.Item(
-            id: id, url: entry.url, name: entry.name, file: entry.file, checksum: entry.checksum,
+            id: id, url: entry.url, name: entry.name, directory: directory, checksum: entry.checksum,
             state: state(of: entry), progress: progress)
     }
 
@@ -111,8 +111,9 @@ extension DownloadManagerStateMachine {
 
     /// Where a consumer of `updates()` starts now: a snapshot of every item (no events) and the
     /// deliveries and events it already holds; nil once closed (its sequence ends at once).
-    func updateStart(now: UInt64) -> (update: DownloadManager.Update, cut: UpdateCut)? {
+    mutating func updateStart(now: UInt64) -> (update: DownloadManager.Update, cut: UpdateCut)? {
         guard !isClosed else { return nil }
+        outbox.keepsEvents = true
         let summary = summary(now: now)
         return (
             DownloadManager.Update(events: [], items: summary.items, totals: summary.totals),

@@ -359,10 +359,6 @@ struct DownloadManagerStateMachine<Handle> {
         actions.waiters = waiters.takeAll().map { ($0, summary) }
         return actions
     }
-
-    func file(named name: String) -> URL {
-        directory.appendingPathComponent(name, isDirectory: false)
-    }
 }
 
 extension DownloadManagerStateMachine: Sendable where Handle: Sendable {}

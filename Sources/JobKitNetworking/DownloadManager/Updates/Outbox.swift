@@ -36,11 +36,21 @@ struct Outbox {
     /// The delivery under way is final.
     private(set) var isFinal = false
 
+    /// Whether events are kept for a delivery. False while nobody observes the manager (no `onUpdate`,
+    /// no consumer of `updates()` yet): an event is then numbered and handed out at once, as if
+    /// delivered to nobody, so that a batch of 100,000 adds holds no copy of each item. Set true when a
+    /// consumer subscribes (from then on, for good); it starts from a snapshot, after every event so far.
+    var keepsEvents = true
+
     var eventCount: Int { events.count }
 
     /// Queues an event; returns a wake to schedule, if one is needed.
     mutating func note(_ event: DownloadManager.Event) -> DeliveryWake? {
-        events.append(event)
+        if keepsEvents {
+            events.append(event)
+        } else {
+            eventsTaken &+= 1
+        }
         eventsNoted &+= 1
         guard !isDelivering, scheduled != .now else { return nil }
         scheduled = .now

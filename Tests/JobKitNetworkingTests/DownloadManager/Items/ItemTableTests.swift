@@ -14,7 +14,7 @@ import Testing
     func entry(_ id: UInt64, _ name: String, phase: Phase = .cancelled) -> Table.Entry {
         let url = URL(string: "https://a.example/\(name)")!
         return Table.Entry(
-            id: ItemID(rawValue: id), url: url, name: name, file: URL(fileURLWithPath: "/downloads/\(name)"),
+            id: ItemID(rawValue: id), url: url, name: name,
             host: "a.example", checksum: nil, phase: phase, meter: SpeedMeter(window: 1_000_000))
     }
 

@@ -10,11 +10,15 @@ import Testing
 
     func record(_ id: UInt64) -> Record { .state(id, .pending) }
 
-    /// A compacted journal of `count` records.
-    func compacted(_ count: Int) -> () -> (DownloadJournal.Header, [Record]) {
+    /// A compacted journal of `count` records (as many pending items, an `add` each).
+    func compacted(_ count: Int) -> () -> (DownloadJournal.Header, DownloadJournal.Compacted) {
         {
-            let (header, _) = DownloadJournal.compacted([], nextID: 1)
-            return (header, (0..<count).map { record(UInt64($0)) })
+            let url = URL(string: "https://a.example/f")!
+            let entries = (0..<count).map {
+                DownloadJournal.Entry(id: UInt64($0), url: url, name: "f\($0)", checksum: nil, status: .pending)
+            }
+            let compacted = DownloadJournal.compacted(entries, nextID: UInt64(count))
+            return (compacted.header, compacted.records)
         }
     }
 

@@ -58,7 +58,7 @@ struct SimulatedManager {
         guard !isClosed else { throw DownloadManagerError.closed }
         let prepared = try machine.prepare(requests)
         try writeJournal(disk: &disk)
-        let records = Machine.records(of: prepared)
+        let records = Array(Machine.records(of: prepared))
         if !records.isEmpty {
             // `JournalFile.appendSynced`: all or nothing, a failed sync cuts the lines back off.
             let before = disk.journal.count
