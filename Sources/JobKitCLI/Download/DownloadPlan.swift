@@ -12,8 +12,6 @@ struct DownloadPlan: Equatable, Sendable {
         var headers: [DownloadManager.Header] = []
         /// Its name comes from its URL (no `out=`): `--content-disposition` may take the server's instead.
         var namedByURL = true
-        /// Where it was given, for messages: `URL 2` or `list.txt:7`.
-        var origin: String
         /// `max-download-limit=`: its own speed limit in bytes a second; nil: the command's.
         var maxBytesPerSecond: Int64? = nil
         /// `split=`: its connections; nil: the command's (`-x`).
@@ -47,10 +45,9 @@ struct DownloadPlan: Equatable, Sendable {
             guard let url = DownloadInputFile.httpURL(text) else {
                 throw Problem(message: "URL \(index + 1): not an http:// or https:// URL: '\(text.prefix(80))'")
             }
-            items.append(Item(url: url, name: DownloadNaming.name(for: url), checksum: nil, origin: "URL \(index + 1)"))
+            items.append(Item(url: url, name: DownloadNaming.name(for: url), checksum: nil))
         }
         for entry in entries {
-            let origin = "\(source ?? "input"):\(entry.line)"
             if let checksum = entry.checksum, let problem = checksumProblem(checksum) {
                 let line = entry.optionLines["checksum"] ?? entry.line
                 throw Problem(message: "\(source ?? "input"):\(line): \(problem)")
@@ -58,19 +55,23 @@ struct DownloadPlan: Equatable, Sendable {
             items.append(
                 Item(
                     url: entry.url, name: entry.name ?? DownloadNaming.name(for: entry.url), checksum: entry.checksum,
-                    headers: entry.headers, namedByURL: entry.name == nil, origin: origin,
+                    headers: entry.headers, namedByURL: entry.name == nil,
                     maxBytesPerSecond: entry.maxBytesPerSecond, connections: entry.connections,
                     subfolder: entry.subfolder))
         }
-        var firstByPath: [String: Item] = [:]
-        for item in items {
+        // Where item `index` was given, for messages (not kept: a string an item): `URL 2` or `list.txt:7`.
+        func origin(_ index: Int) -> String {
+            index < urls.count ? "URL \(index + 1)" : "\(source ?? "input"):\(entries[index - urls.count].line)"
+        }
+        var firstByPath: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
             if let first = firstByPath[item.path] {
                 throw Problem(
                     message:
-                        "\(first.origin) and \(item.origin) both save to '\(item.path)': give one of them out=NAME "
+                        "\(origin(first)) and \(origin(index)) both save to '\(item.path)': give one of them out=NAME "
                         + "in an input file")
             }
-            firstByPath[item.path] = item
+            firstByPath[item.path] = index
         }
         return DownloadPlan(items: items)
     }

@@ -8,10 +8,10 @@ import Testing
 @Suite struct OutputPathGuardTests {
     private func plan(_ items: [(name: String, subfolder: String?)]) -> DownloadPlan {
         DownloadPlan(
-            items: items.enumerated().map { index, item in
+            items: items.map { item in
                 DownloadPlan.Item(
                     url: URL(string: "https://e.com/\(item.name)")!, name: item.name, checksum: nil,
-                    origin: "URL \(index + 1)", subfolder: item.subfolder)
+                    subfolder: item.subfolder)
             })
     }
 

@@ -65,6 +65,8 @@ extension DownloadManagerStateMachine {
     mutating func commit(_ prepared: [Prepared], now: UInt64) -> (ids: [ItemID], actions: Actions) {
         var actions = Actions()
         var ids: [ItemID] = []
+        ids.reserveCapacity(prepared.count)
+        items.reserve(prepared.count)
         for item in prepared {
             switch item {
             case .new(let id, let url, let name, let checksum, let replacing, let headers, let connections):
