@@ -122,4 +122,26 @@ import Testing
         #expect(table.holdsPart("suspended") && table.holdsPart("pending"))
         #expect(!table.holdsPart("nobody"))
     }
+
+    /// The entries are stored densely: a removal moves the last one into its place. Removing in a
+    /// random order, updating the moved ones, then adding again must find every item by id and name,
+    /// with its own changes, in the order added.
+    @Test func removalsInAnyOrderKeepEveryOtherItemFoundWithItsOwnChanges() {
+        var table = Table()
+        table.reserve(1_000)
+        for id in 1...1_000 { table.insert(entry(UInt64(id), "f\(id)")) }
+        var generator = SystemRandomNumberGenerator()
+        let removed = Set((1...1_000).shuffled(using: &generator).prefix(600))
+        for id in removed { #expect(table.remove(ItemID(rawValue: UInt64(id)))?.name == "f\(id)") }
+        let kept = (1...1_000).filter { !removed.contains($0) }
+        for id in kept { table.update(ItemID(rawValue: UInt64(id))) { $0.received = Int64(id) } }
+        for id in 1_001...1_100 { table.insert(entry(UInt64(id), "f\(id)")) }
+        #expect(table.count == kept.count + 100)
+        #expect(table.ids.map(\.rawValue) == (kept + Array(1_001...1_100)).map(UInt64.init))
+        for id in kept {
+            #expect(table[ItemID(rawValue: UInt64(id))]?.received == Int64(id))
+            #expect(table.entry(named: "f\(id)")?.id.rawValue == UInt64(id))
+        }
+        for id in removed { #expect(table[ItemID(rawValue: UInt64(id))] == nil && table.id(named: "f\(id)") == nil) }
+    }
 }

@@ -160,4 +160,23 @@ import Testing
         try FileManager.default.removeItem(at: journal)
         try DownloadManager(directory: folder, configuration: testConfiguration(UpdateLog())).close()
     }
+
+    /// A journal of many items is written in chunks of at most 1,024 records, the header with the
+    /// first, which together are exactly the journal `encode` makes — for 0, 1, 1,024 and 2,500 items.
+    @Test(arguments: [0, 1, 1_024, 2_500])
+    func aCompactedJournalIsWrittenInChunksThatMakeTheWholeJournal(items: Int) throws {
+        let url = URL(string: "https://a.example/f")!
+        let entries = (0..<items).map { index in
+            DownloadJournal.Entry(
+                id: UInt64(index + 1), url: url, name: "f\(index)", checksum: nil,
+                status: index.isMultiple(of: 3) ? .completed(size: 7) : .pending, ownsFile: index.isMultiple(of: 3))
+        }
+        let (header, records) = DownloadJournal.compacted(entries, nextID: UInt64(items + 1))
+        let chunks = Array(DownloadJournal.encodedChunks(header: header, records))
+        #expect(chunks.count == max(1, (records.count + 1_023) / 1_024))
+        #expect(chunks.reduce(Data(), +) == DownloadJournal.encode(header: header, Array(records)))
+        #expect(records.count == Array(records).count)
+        let contents = try DownloadJournal.parse(chunks.reduce(Data(), +))
+        #expect(contents.entries == entries)
+    }
 }

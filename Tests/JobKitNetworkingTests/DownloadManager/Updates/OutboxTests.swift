@@ -42,6 +42,20 @@ import Testing
         #expect(outbox.eventCount == 0, "delivered events are not kept")
     }
 
+    /// Nobody observes the manager (no `onUpdate`, no consumer yet): 100,000 events keep nothing, and
+    /// a consumer that comes later takes exactly the events after it.
+    @Test func unobservedEventsAreNumberedButNotKept() {
+        var outbox = Outbox()
+        outbox.keepsEvents = false
+        for count in 0..<100_000 { _ = outbox.note(event(count)) }
+        #expect(outbox.eventCount == 0 && outbox.eventsNoted == 100_000 && outbox.eventsTaken == 100_000)
+        outbox.keepsEvents = true
+        _ = outbox.note(event(7))
+        let began = outbox.begin(.now, now: 1)
+        let taken = outbox.eventsTaken
+        #expect(began && taken == 100_000 && outbox.takeEvents() == [event(7)])
+    }
+
     @Test func progressAloneWakesOnceTheIntervalHasPassed() {
         var outbox = Outbox()
         let first = outbox.noteProgress(now: 0, interval: interval)
