@@ -13,4 +13,7 @@ final class LockedBoxCounter: Sendable {
             return $0
         }
     }
+
+    /// The count now.
+    var count: Int { value.withLock { $0 } }
 }

@@ -23,17 +23,21 @@ struct FeedScenario: Sendable {
         let configuration = URLSessionConfiguration.default
         configuration.httpAdditionalHeaders = ["X-Fault-Latency-Ms": "300"]
         let slowClient = TransferClient(configuration: configuration)
-        var calls = 0
+        // A counter the main-actor closure shares with this function (a captured `var` is refused by the
+        // release build's region checks).
+        let calls = LockedBoxCounter()
         weak var closedScreen: FeedScreen?
         let handle: JobHandle = {
-            let screen = FeedScreen(loader: FeedLoader(client: slowClient, url: backend.url("feed"))) { calls += 1 }
+            let screen = FeedScreen(loader: FeedLoader(client: slowClient, url: backend.url("feed"))) {
+                _ = calls.increment()
+            }
             closedScreen = screen
             return screen.loader.load()
         }()  // the screen is dismissed here, with its request in flight
         for await _ in handle.states {}
         await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
         let gone = closedScreen == nil
-        backend.print("feed: screen closed mid-request — deallocated: \(gone), delegate called: \(calls) times")
-        return byClosure && gone && calls == 0
+        backend.print("feed: screen closed mid-request — deallocated: \(gone), delegate called: \(calls.count) times")
+        return byClosure && gone && calls.count == 0
     }
 }

@@ -10,7 +10,15 @@ extension DownloadJournal {
 
         init(_ entries: [Entry]) {
             self.entries = entries
-            count = entries.reduce(0) { $0 + Self.records(of: $1).count }
+            count = entries.reduce(0) { $0 + Self.recordCount(of: $1) }
+        }
+
+        /// `records(of: entry).count`, without making them.
+        static func recordCount(of entry: Entry) -> Int {
+            switch entry.status {
+            case .completed, .finishing: 2
+            default: entry.ownsFile ? 3 : entry.status == .pending ? 1 : 2
+            }
         }
 
         func makeIterator() -> some IteratorProtocol<Record> {
