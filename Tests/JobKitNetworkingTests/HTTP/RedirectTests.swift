@@ -130,8 +130,7 @@ import Testing
     }
 
     @Test func aRefusedConnectionFailsAtOnceInOneCleanLine() async throws {
-        let closed = try ScriptedServer { _, _ in .respond(200) }
-        closed.stop()
+        let closed = try RefusingPort()
         let result = await outcome(
             of: Job<URL>.download(
                 from: closed.url("x"), to: try scratchFolder().appendingPathComponent("x"),
