@@ -76,7 +76,7 @@ enum DownloadSession {
                 }
             }
             interrupted.manager = manager
-            let ids: [DownloadManager.ItemID]
+            let ids: Set<DownloadManager.ItemID>
             do {
                 ids = try start(
                     group.items, on: manager, view: view, outcome: &outcome, display: display,
@@ -86,7 +86,7 @@ enum DownloadSession {
                 return CommandLineError.report(error)
             }
             outcome.count(
-                await manager.waitUntilFinished(), of: Set(ids), prefix: group.subfolder.map { $0 + "/" } ?? "")
+                await manager.waitUntilFinished(), of: ids, prefix: group.subfolder.map { $0 + "/" } ?? "")
             manager.close()
             interrupted.manager = nil
         }
@@ -97,13 +97,13 @@ enum DownloadSession {
     }
 
     /// Adds `items` to `manager` (`admit` first: the items it refuses go to `outcome`) and resumes them; their
-    /// ids.
+    /// ids (the view's `runIDs`).
     ///
     /// - Throws: what `add` or `resume` threw (the journal cannot be written): the command cannot go on.
     private static func start(
         _ items: [DownloadPlan.Item], on manager: DownloadManager, view: DownloadView, outcome: inout Outcome,
         display: TransferDisplay, allowOverwrite: Bool, network: DownloadNetworkSettings
-    ) throws -> [DownloadManager.ItemID] {
+    ) throws -> Set<DownloadManager.ItemID> {
         for problem in manager.journalProblems {
             printWarning("\(manager.journalURL.path): \(problem.escapingControlCharacters)")
         }
@@ -118,11 +118,16 @@ enum DownloadSession {
         for (item, message) in refused { outcome.refuse(item, message, on: display) }
         let ids = try manager.add(contentsOf: requests)
         view.runIDs = Set(ids)  // before any update is shown: they are delivered on this queue, later
-        // Complete from an earlier run: kept, not fetched again.
-        for id in ids where manager.item(id)?.state == .completed { outcome.alreadyComplete.insert(id) }
-        // The command names them: one an app left suspended in the journal runs too.
-        for id in ids where manager.item(id)?.state == .suspended { try manager.resume(id) }
-        return ids
+        for id in ids {
+            switch manager.item(id)?.state {
+            // Complete from an earlier run: kept, not fetched again.
+            case .completed?: outcome.alreadyComplete.insert(id)
+            // The command names them: one an app left suspended in the journal runs too.
+            case .suspended?: try manager.resume(id)
+            default: break
+            }
+        }
+        return view.runIDs
     }
 
     /// What the managers of a run ended with: counts of this run's items, and the ones that failed or could
