@@ -60,6 +60,8 @@ extension DownloadManager {
         journalRetryQueued.withLock { $0 = false }
         var retry = Machine.Actions()
         retry.writesJournal = true
+        // The failed write may have been one that had to reach the disk before its unlinks.
+        retry.syncsJournalFirst = true
         perform(retry)
     }
 

@@ -71,6 +71,12 @@ struct NameGuard {
         hold(name)
     }
 
+    /// Whether run `generation` was removed while it renamed its file to the name (and has not ended).
+    func isRemovedWhileFinalizing(run generation: UInt64) -> Bool {
+        if case .removedWhileFinalizing? = afterEnd[generation] { return true }
+        return false
+    }
+
     /// Holds `name` until `paths` are unlinked: the returned cleanup asks for that.
     mutating func clean(_ name: String, _ paths: [String]) -> Cleanup {
         hold(name)

@@ -38,6 +38,13 @@ struct DownloadManagerStateMachine<Handle> {
         var writesJournal = false
         /// Sync the journal to disk soon (a completion was recorded).
         var syncsJournal = false
+        /// Sync the journal to disk before any unlink, now and later (`.system` durability): it
+        /// overrules a `finishing` record that may be on disk (the rename failed, or the item was
+        /// removed as it finished). While `finishing` is the journal's last word on an item, a
+        /// recovery that finds no `.part` takes the file of that size under the name for the item's;
+        /// if the `.part` went with the later records lost, a file somebody else put there would
+        /// become the manager's, to delete with `deletingFile`.
+        var syncsJournalFirst = false
         var waiters: [(CheckedContinuation<DownloadManager.Summary, Never>, DownloadManager.Summary)] = []
         /// Runs (by generation) whose URL refresher's answer is dropped: their item was stopped or
         /// the manager closed. Cancel the refreshers' tasks.
@@ -63,6 +70,7 @@ struct DownloadManagerStateMachine<Handle> {
             wake(other.wake)
             writesJournal = writesJournal || other.writesJournal
             syncsJournal = syncsJournal || other.syncsJournal
+            syncsJournalFirst = syncsJournalFirst || other.syncsJournalFirst
             waiters += other.waiters
             dropsRefreshes += other.dropsRefreshes
         }
@@ -198,12 +206,14 @@ struct DownloadManagerStateMachine<Handle> {
             actions.merge(transition(id, to: .failed(failure), now: now))
             journal.record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
+            actions.syncsJournalFirst = entry.finishingSize != nil
             if failure.kind == .checksumMismatch { actions.merge(nameGuard.clean(entry.name, entry.partFiles)) }
         case .cancelled:
             let failure = ItemError(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
             journal.record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
+            actions.syncsJournalFirst = entry.finishingSize != nil
         }
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -218,6 +228,9 @@ struct DownloadManagerStateMachine<Handle> {
         if case .completed = outcome { completed = true }
         let items = items
         var actions = Actions()
+        // Removed as it finished, and it did not get the name: its `.part` goes after the removal's
+        // record is on disk, not while `finishing` may be the journal's last word on it.
+        actions.syncsJournalFirst = !completed && nameGuard.isRemovedWhileFinalizing(run: generation)
         actions.merge(nameGuard.runEnded(generation, completed: completed, isHeldAgain: items.holdsPart))
         return actions
     }

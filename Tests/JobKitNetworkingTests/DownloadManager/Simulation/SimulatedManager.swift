@@ -135,6 +135,7 @@ struct SimulatedManager {
         retryOwed = false
         var retry = Machine.Actions()
         retry.writesJournal = true
+        retry.syncsJournalFirst = true
         perform(retry, disk: &disk)
     }
 
@@ -174,6 +175,7 @@ struct SimulatedManager {
             do {
                 guard !isClosed else { throw DownloadManagerError.closed }
                 try writeJournal(disk: &disk)
+                if actions.syncsJournalFirst, durability == .system { try disk.syncJournal() }
             } catch {
                 failure = (error as? DownloadManagerError) ?? .closed
             }
@@ -197,12 +199,19 @@ struct SimulatedManager {
     }
 
     /// Journal first: a file the journal on disk still gives to an item (finishing or completed) is
-    /// never unlinked — a crash would bring the item back with its file gone. (A `.part` may go
-    /// before its record: at worst an item downloads again.)
+    /// never unlinked — a crash would bring the item back with its file gone. Nor is the `.part` of
+    /// an item it says is finishing: a recovery would take whatever file of that size is under the
+    /// name for the item's. (Another `.part` may go before its record: at worst an item downloads
+    /// again.)
     private mutating func noteUnjustifiedUnlinks(_ names: [String], disk: SimulatedDisk) {
         let present = names.filter { disk.facts($0) != .missing }
         guard !present.isEmpty, let onDisk = try? DownloadJournal.parse(disk.journal) else { return }
         for name in present {
+            if name.hasSuffix(".part"), let entry = onDisk.entries.first(where: { $0.name == name.dropLast(5) }),
+                case .finishing = entry.status
+            {
+                brokenRules.append("journal first: unlinked \(name) while the journal says item \(entry.id) is finishing")
+            }
             guard let entry = onDisk.entries.first(where: { $0.name == name }) else { continue }
             switch entry.status {
             case .finishing, .completed:
