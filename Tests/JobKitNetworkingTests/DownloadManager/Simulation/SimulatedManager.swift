@@ -210,7 +210,8 @@ struct SimulatedManager {
             if name.hasSuffix(".part"), let entry = onDisk.entries.first(where: { $0.name == name.dropLast(5) }),
                 case .finishing = entry.status
             {
-                brokenRules.append("journal first: unlinked \(name) while the journal says item \(entry.id) is finishing")
+                brokenRules.append(
+                    "journal first: unlinked \(name) while the journal says item \(entry.id) is finishing")
             }
             guard let entry = onDisk.entries.first(where: { $0.name == name }) else { continue }
             switch entry.status {
