@@ -343,25 +343,31 @@ import Testing
     @Test(arguments: TransportKind.allCases)
     func cancellingADownloadAtAnyPointKeepsOnlyThePartAndReleasesTheDestination(_ kind: TransportKind) async throws {
         let release = Gate()
-        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let bytes = pattern(30_000)
+        // Cancelled on the server's thread as the request arrives: a task woken by the arrival could
+        // wait longer than the client's read timeout for a thread of the pool (every test at once on
+        // two cores), and the download would then rightly fail with `readTimeout`.
+        let cancelOnArrival = Locked<JobHandle?>(nil)
         let server = try ScriptedServer { _, index in
             if index == 0 {
-                arrived.yield()
+                cancelOnArrival.withLock { $0 }?.cancel()
                 return .waiting(for: release, then: .respond(200, body: bytes))
             }
             return .respond(200, body: bytes)
         }
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("cancelled.bin")
-        let (results, sink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
-        let handle = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
-            .perform(resultQueue: .global()) { sink.yield($0) }
-        for await _ in arrivals { break }
-        handle.cancel()
-        var iterator = results.makeAsyncIterator()
-        let result = await iterator.next()
-        #expect((result?.failureError as? JobError) == .cancelled, "\(String(describing: result))")
+        // Performed on a queue held until the handle is known to the server: the request cannot
+        // arrive before.
+        let starting = DispatchQueue(label: "starting")
+        starting.suspend()
+        let result = try await awaitCallbackOrThrow("the cancelled download's result") { done in
+            let handle = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
+                .perform(on: starting, resultQueue: .global()) { done.resume(returning: $0) }
+            cancelOnArrival.withLock { $0 = handle }
+            starting.resume()
+        }
+        #expect((result.failureError as? JobError) == .cancelled, "\(result)")
         release.open()
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         // Cancelling before the body even starts runs nothing at all. The body waits on a queue held
@@ -371,13 +377,13 @@ import Testing
         // `destinationExists`).
         let held = DispatchQueue(label: "early")
         held.suspend()
-        let (earlyResults, earlySink) = AsyncStream.makeStream(of: Result<URL, any Error>.self)
-        let early = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
-            .perform(on: held, resultQueue: .global()) { earlySink.yield($0) }
-        early.cancel()
-        held.resume()
-        let earlyResult = await earlyResults.first { _ in true }
-        #expect((earlyResult?.failureError as? JobError) == .cancelled, "\(String(describing: earlyResult))")
+        let earlyResult = try await awaitCallbackOrThrow("the early-cancelled download's result") { done in
+            let early = Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport)
+                .perform(on: held, resultQueue: .global()) { done.resume(returning: $0) }
+            early.cancel()
+            held.resume()
+        }
+        #expect((earlyResult.failureError as? JobError) == .cancelled, "\(earlyResult)")
         await withCheckedContinuation { done in held.async { done.resume() } }  // its body's turn has passed
         // The destination is free again: the next download proceeds.
         _ = try await Job<URL>.download(from: server.url("file"), to: destination, transport: kind.transport).value

@@ -49,26 +49,15 @@ final class PasswordDelegate: TransferClientDelegate {
     }
 
     @Test func aClientOpensAsManyConnectionsAsItsWidth() async throws {
-        let arrivals = LockedBox<Int>.make(0)
+        let arrivals = Watched(0)
         let allArrived = Gate()
         let width = 8
-        // Every request is held until `width` of them are in flight at once: a client with fewer
-        // connections would never get there (the deadline below then ends the test as a failure).
+        // Every request is held until the test has seen `width` of them in flight at once: a client
+        // with fewer connections never gets there (the wait's deadline then fails the test, naming
+        // how many arrived).
         let server = try ScriptedServer { _, _ in
-            if arrivals.withLock({ count -> Int in
-                count += 1
-                return count
-            }) == width {
-                allArrived.open()
-            }
+            arrivals.withLock { $0 += 1 }
             return .waiting(for: allArrived, then: .respond(200, body: Data("ok".utf8)))
-        }
-        let timedOut = LockedBox<Bool>.make(false)
-        // Long enough for a thread-sanitized build on a loaded machine; a client with fewer
-        // connections never gets there however long it waits.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 90) {
-            timedOut.withLock { $0 = true }
-            allArrived.open()
         }
         defer { server.stop() }
         let client = TransferClient(configuration: .ephemeral, maxConnectionsPerHost: width)
@@ -76,9 +65,15 @@ final class PasswordDelegate: TransferClientDelegate {
         let jobs = (0..<width).map { index in
             Job<HTTPReply>.data(for: URLRequest(url: server.url("wait/\(index)")), client: client).asVoid()
         }
-        _ = try await Job.group(jobs, maxConcurrent: width).value
+        async let answered = awaitCallback("the requests' answers") { done in
+            Job.group(jobs, maxConcurrent: width).perform(resultQueue: .global()) { done.resume(returning: $0) }
+        }
+        let all = await arrivals.until("\(width) requests in flight at once") { $0 == width }
+        if !all { Issue.record("\(arrivals.current) of \(width) requests arrived") }
+        allArrived.open()
+        let result = await answered
+        #expect(result.map { (try? $0.get()) != nil } == true, "\(String(describing: result))")
         #expect(server.requests.count == width)
-        #expect(!timedOut.withLock { $0 }, "fewer than \(width) requests were in flight at once")
     }
 
     @Test func authenticationChallengesGoToTheClientsDelegate() async throws {
