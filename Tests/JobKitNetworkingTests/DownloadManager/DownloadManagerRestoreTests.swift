@@ -216,15 +216,18 @@ struct RestoreServer {
             product: "DownloadManagerProbe", environment: environment)
         defer { child.send(SIGKILL) }
         // The child tells its deliveries as they happen: bytes are told once they are in the `.part`.
-        await events.until("the quick ones completed and the stalled ones have bytes") { lines in
+        let midRun: @Sendable ([String]) -> Bool = { lines in
             Self.quick.allSatisfy { lines.contains("completed \($0)") }
                 && Self.stalled.allSatisfy { lines.contains("received \($0) \(RestoreServer.stallAt)") }
         }
+        // Killed as the line is read (SIGKILL: no handler, no flush, no unlock but the kernel's), not
+        // when this task next gets a thread: the stalled downloads would fail on their own once the
+        // server has been silent for their read timeout (60 s), and the child would end by itself.
+        events.when(midRun) { child.send(SIGKILL) }
+        await events.until("the quick ones completed and the stalled ones have bytes", midRun)
         #expect(Self.quick.allSatisfy { child.output.contains("completed \($0)") })
         #expect(
             Self.stalled.allSatisfy { fileSize(folder.appendingPathComponent($0 + ".part")) == RestoreServer.stallAt })
-
-        child.send(SIGKILL)  // SIGKILL: no handler, no flush, no unlock but the kernel's
 
         #expect(await child.wait() == SIGKILL, "\(child.stderr)")
         let journal = try String(

@@ -1,4 +1,5 @@
 import Foundation
+import JobKitTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -24,7 +25,14 @@ final class LineFIFO: Sendable {
     /// Where the writer opens it (for writing).
     let path: String
     private let lines = Watched<[String]>([])
+    /// What `when` runs once its condition holds.
+    private let triggers = Locked<[Trigger]>([])
     private let handle: FileHandle
+
+    private struct Trigger {
+        let condition: @Sendable ([String]) -> Bool
+        let action: @Sendable () -> Void
+    }
 
     init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("jobkit-fifo-\(UUID().uuidString)").path
@@ -40,6 +48,7 @@ final class LineFIFO: Sendable {
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let partial = Watched(Data())
         let lines = lines
+        let triggers = triggers
         // Called on a queue of the handle's each time the FIFO has bytes to read.
         handle.readabilityHandler = { handle in
             let data = handle.availableData
@@ -50,8 +59,32 @@ final class LineFIFO: Sendable {
                 defer { partial.removeSubrange(...end) }
                 return String(decoding: partial[...end], as: UTF8.self).split(separator: "\n").map(String.init)
             }
-            if !complete.isEmpty { lines.withLock { $0 += complete } }
+            guard !complete.isEmpty else { return }
+            let read = lines.withLock { lines in
+                lines += complete
+                return lines
+            }
+            Self.fire(triggers, on: read)
         }
+    }
+
+    /// Runs `action` once, on the reading queue, as soon as `condition` holds for the lines read so
+    /// far (at once if it holds now): for what must follow a child's line without waiting for the
+    /// test's task to get a thread — a loaded machine may take longer than the child's own timeouts.
+    func when(_ condition: @escaping @Sendable ([String]) -> Bool, _ action: @escaping @Sendable () -> Void) {
+        triggers.withLock { $0.append(Trigger(condition: condition, action: action)) }
+        Self.fire(triggers, on: lines.current)
+    }
+
+    /// Runs, outside the lock, the triggers whose condition `read` meets (each once: whoever takes it
+    /// from the list runs it).
+    private static func fire(_ triggers: Locked<[Trigger]>, on read: [String]) {
+        let met = triggers.withLock { list -> [Trigger] in
+            let met = list.filter { $0.condition(read) }
+            list.removeAll { $0.condition(read) }
+            return met
+        }
+        for trigger in met { trigger.action() }
     }
 
     /// The lines read so far, in order.

@@ -152,32 +152,39 @@ import Testing
         let server = try ScriptedServer { _, _ in .respond(200, body: body) }
         defer { server.stop() }
         let destination = try scratchFolder().appendingPathComponent("cancelled.bin")
-        let writing = LockedBox<Bool>.make(false)
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
+        // The first chunk's write is held (a slow disk): the run is cancelled from inside it, on the
+        // transport's thread, and the write goes on only once the run has reported its end. Nothing
+        // waits for the test's task to get a thread while the write is held.
+        let handle = Locked<JobHandle?>(nil)
+        let runEnded = DispatchSemaphore(value: 0)
+        let first = Locked(true)
         let hooks = DownloadHooks(
             began: { _, _ in },
             received: { _ in
-                // The first chunk's write is held (a slow disk) until the run was cancelled.
-                if !writing.withLock({ $0 }) {
-                    writing.withLock { $0 = true }
-                    _ = release.wait(timeout: .now() + 60)  // released by the test once cancelled
+                let isFirst = first.withLock { isFirst in
+                    defer { isFirst = false }
+                    return isFirst
                 }
+                guard isFirst else { return }
+                handle.current?.cancel()
+                #expect(wait(for: runEnded), "the cancelled run reports its end while a write is held")
             },
             beforeFinalize: { _, _ in })
         let job = Job<URL>.download(
             from: server.url("file"), to: destination, transport: TransportKind.asyncHTTPClient.transport,
             blindResume: false, durability: .process, hooks: hooks)
 
-        // Started and cancelled through GCD, not a task: the run does not wait for a thread of the
-        // cooperative pool, which other tests may hold in a full run.
-        let ended = LockedBox<Result<URL, any Error>?>.make(nil)
-        let handle = job.perform(on: .global(), resultQueue: .global()) { result in ended.withLock { $0 = result } }
-        await eventually("a chunk is being written") { writing.withLock { $0 } }
-        handle.cancel()
-        await eventually("the run ended") { ended.withLock { $0 != nil } }
-        let result = ended.withLock { $0! }
-        release.signal()
+        // Started on a queue held until the hook knows the handle.
+        let starting = DispatchQueue(label: "starting")
+        starting.suspend()
+        let result = try await awaitCallbackOrThrow("the cancelled run's end") { done in
+            let started = job.perform(on: starting, resultQueue: .global()) { result in
+                done.resume(returning: result)
+                runEnded.signal()
+            }
+            handle.withLock { $0 = started }
+            starting.resume()
+        }
 
         #expect(result.failureError as? JobError == .cancelled)
         // The held write's transfer ends after it; the destination is free at once.
