@@ -63,6 +63,9 @@ import Testing
         let meter = InFlightMeter()
         let jobQueue = recorder.makeQueue(maxConcurrent: 3)
         // The first 20 jobs each add one more job while they run, so the queue never drains early.
+        // Paused while they are added: a slow adding thread (the sanitizer, a loaded machine) would
+        // otherwise let the first jobs finish, and the queue drain, before the next is added.
+        jobQueue.pause()
         for id in 0..<20 {
             let addsAnother = Job<Void> { controller in
                 try? jobQueue.add(timed(meter), id: 20 + id)
@@ -70,6 +73,7 @@ import Testing
             }
             try jobQueue.add(addsAnother, id: id)
         }
+        jobQueue.resume()
         await recorder.waitForDrains(1)
         recorder.queue.sync {}
         #expect(meter.peak == 3)
