@@ -107,28 +107,44 @@ enum DownloadSession {
         for problem in manager.journalProblems {
             printWarning("\(manager.journalURL.path): \(problem.escapingControlCharacters)")
         }
-        var (requests, refused) = admit(items, to: manager, allowOverwrite: allowOverwrite)
-        for index in requests.indices where requests[index].maxBytesPerSecond == nil {
-            requests[index].maxBytesPerSecond = network.itemLimit
-        }
-        // 0: no split= of its own, the command's -x.
-        for index in requests.indices where requests[index].connections == 0 {
-            requests[index].connections = network.connections
-        }
-        for (item, message) in refused { outcome.refuse(item, message, on: display) }
-        let ids = try manager.add(contentsOf: requests)
-        view.runIDs = Set(ids)  // before any update is shown: they are delivered on this queue, later
-        for id in ids {
-            switch manager.item(id)?.state {
-            // Complete from an earlier run: kept, not fetched again.
-            case .completed?: outcome.alreadyComplete.insert(id)
-            // The command names them: one an app left suspended in the journal runs too.
-            case .suspended?: try manager.resume(id)
-            default: break
+        // The journal's items, before this command adds any (the plan's names are all different).
+        let byName = Dictionary(manager.items.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        removeRenamed(items, from: manager)
+        manager.reserveCapacity(forAdding: items.count)
+        var runIDs = Set<DownloadManager.ItemID>(minimumCapacity: items.count)
+        // In batches: the requests of a batch and the manager's checked copy of them are alive at once,
+        // not those of every item. A batch the journal cannot take stops the command (a full disk);
+        // the batches before it stay in the journal, and the next run goes on with them.
+        for first in stride(from: 0, to: items.count, by: addBatch) {
+            let batch = items[first..<min(first + addBatch, items.count)]
+            var (requests, refused) = admit(batch, byName: byName, to: manager, allowOverwrite: allowOverwrite)
+            for index in requests.indices where requests[index].maxBytesPerSecond == nil {
+                requests[index].maxBytesPerSecond = network.itemLimit
+            }
+            // 0: no split= of its own, the command's -x.
+            for index in requests.indices where requests[index].connections == 0 {
+                requests[index].connections = network.connections
+            }
+            for (item, message) in refused { outcome.refuse(item, message, on: display) }
+            let ids = try manager.add(contentsOf: requests)
+            runIDs.formUnion(ids)
+            for id in ids {
+                switch manager.item(id)?.state {
+                // Complete from an earlier run: kept, not fetched again.
+                case .completed?: outcome.alreadyComplete.insert(id)
+                // The command names them: one an app left suspended in the journal runs too.
+                case .suspended?: try manager.resume(id)
+                default: break
+                }
             }
         }
-        return view.runIDs
+        // Before any update is shown: they are delivered on this queue, later.
+        view.runIDs = runIDs
+        return runIDs
     }
+
+    /// How many items `start` adds at once.
+    static let addBatch = 8_192
 
     /// What the managers of a run ended with: counts of this run's items, and the ones that failed or could
     /// not run — not every item (a run of 100,000 files keeps its memory for the downloads).
@@ -191,22 +207,21 @@ enum DownloadSession {
     }
 
     /// The requests of `items` the manager can take, and the items refused: a name that the journal
-    /// holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
+    /// (`byName`: its items when the command began) holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
     /// from the journal (its file stays until the new one replaces it).
     ///
     /// The journal's item is this one, not another, when only the URL's query differs and the item is
     /// unfinished (a refreshed signed URL: the item takes the new URL, and resumes its `.part` when the
     /// server's validator proves the same file), or when only a `checksum=` was added: a completed file is then checked
     /// against it, as every completed file with a checksum is (a file edited since fails its item).
-    /// An unfinished item of the journal with the same URL under another name, which this command
-    /// names no more (a server that changed its `Content-Disposition` name), is removed with its `.part`.
-    private static func admit(_ items: [DownloadPlan.Item], to manager: DownloadManager, allowOverwrite: Bool)
-        -> (requests: [DownloadManager.Request], refused: [(DownloadPlan.Item, String)])
-    {
-        let byName = Dictionary(manager.items.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+    /// (An unfinished item of the journal with the same URL under another name, which this command
+    /// names no more, is removed before: `removeRenamed`.)
+    private static func admit(
+        _ items: ArraySlice<DownloadPlan.Item>, byName: [String: DownloadManager.Item], to manager: DownloadManager,
+        allowOverwrite: Bool
+    ) -> (requests: [DownloadManager.Request], refused: [(DownloadPlan.Item, String)]) {
         var requests: [DownloadManager.Request] = []
         var refused: [(DownloadPlan.Item, String)] = []
-        removeRenamed(items, from: manager)
         for item in items {
             // The check `add` makes, item by item: a port beyond 65535 fails its item only.
             if let problem = DownloadURLCheck.problem(with: item.url) {

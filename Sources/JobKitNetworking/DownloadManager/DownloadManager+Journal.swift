@@ -17,13 +17,26 @@ extension DownloadManager {
         try result.get()
     }
 
-    /// Writes the waiting records to `file`; the journal lock is held.
+    /// Writes the waiting records to `file`, and syncs it when the machine owes a sync before the
+    /// next unlink (`journalSyncOwed`); the journal lock is held. A failure leaves both owed.
     func writeJournal(to file: JournalFile) throws(DownloadManagerError) {
-        guard let write = state.withLock({ $0.takeJournal() }) else { return }
+        let (write, syncs) = state.withLock { ($0.takeJournal(), $0.takeJournalSync()) }
+        if let write {
+            do {
+                try Self.apply(write, to: file)
+            } catch {
+                state.withLock { machine in
+                    machine.untake(write)
+                    if syncs { machine.oweJournalSync() }
+                }
+                throw error
+            }
+        }
+        guard syncs else { return }
         do {
-            try Self.apply(write, to: file)
+            try file.sync()
         } catch {
-            state.withLock { $0.untake(write) }
+            state.withLock { $0.oweJournalSync() }
             throw error
         }
     }
@@ -60,8 +73,6 @@ extension DownloadManager {
         journalRetryQueued.withLock { $0 = false }
         var retry = Machine.Actions()
         retry.writesJournal = true
-        // The failed write may have been one that had to reach the disk before its unlinks.
-        retry.syncsJournalFirst = true
         perform(retry)
     }
 

@@ -53,8 +53,6 @@ extension DownloadManager {
                     // Closed: nothing is written any more, so nothing a record would announce is done.
                     guard let file = box.file else { throw .closed }
                     try writeJournal(to: file)
-                    // A failed sync owes the unlinks as a failed write does; the retry syncs too.
-                    if actions.syncsJournalFirst { try file.sync() }
                 } catch {
                     failure = error
                 }

@@ -194,6 +194,10 @@ public final class DownloadManager: Sendable {
             }
         }
         journalProblems = recovery.contents.problems
+        // The journal read may not all be on disk yet: it is, before the unlinks it justifies (a
+        // `.part` gone while the disk's last word is still `finishing` would give the item whatever
+        // file of that size is under the name).
+        if !recovery.unlinks.isEmpty { try file.sync() }
         for name in recovery.unlinks { folder.unlink(name) }
         // The journal is rewritten from what it said before anything runs: torn lines go.
         try file.replace(with: recovery.journal)
@@ -274,6 +278,12 @@ public final class DownloadManager: Sendable {
         for (id, request) in zip(ids, requests) { limiter.setLimit(request.maxBytesPerSecond, for: id) }
         _ = perform(actions)
         return ids
+    }
+
+    /// Makes room for `count` items about to be added in several batches (`jobkit download` adds a
+    /// long list 8,192 at a time): the item table grows once, not by doubling along the way.
+    package func reserveCapacity(forAdding count: Int) {
+        state.withLock { $0.items.reserve(count) }
     }
 
     // MARK: Controls

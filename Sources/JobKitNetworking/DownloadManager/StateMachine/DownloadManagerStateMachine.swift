@@ -38,13 +38,6 @@ struct DownloadManagerStateMachine<Handle> {
         var writesJournal = false
         /// Sync the journal to disk soon (a completion was recorded).
         var syncsJournal = false
-        /// Sync the journal to disk before any unlink, now and later (`.system` durability): it
-        /// overrules a `finishing` record that may be on disk (the rename failed, or the item was
-        /// removed as it finished). While `finishing` is the journal's last word on an item, a
-        /// recovery that finds no `.part` takes the file of that size under the name for the item's;
-        /// if the `.part` went with the later records lost, a file somebody else put there would
-        /// become the manager's, to delete with `deletingFile`.
-        var syncsJournalFirst = false
         var waiters: [(CheckedContinuation<DownloadManager.Summary, Never>, DownloadManager.Summary)] = []
         /// Runs (by generation) whose URL refresher's answer is dropped: their item was stopped or
         /// the manager closed. Cancel the refreshers' tasks.
@@ -70,7 +63,6 @@ struct DownloadManagerStateMachine<Handle> {
             wake(other.wake)
             writesJournal = writesJournal || other.writesJournal
             syncsJournal = syncsJournal || other.syncsJournal
-            syncsJournalFirst = syncsJournalFirst || other.syncsJournalFirst
             waiters += other.waiters
             dropsRefreshes += other.dropsRefreshes
         }
@@ -86,6 +78,13 @@ struct DownloadManagerStateMachine<Handle> {
     var scheduler: HostScheduler
     var nameGuard = NameGuard()
     var journal = JournalBuffer()
+    /// A record waiting (or written) overrules a `finishing` that may be on disk (the rename failed,
+    /// or the item was removed as it finished): the journal is synced before the next unlink, with
+    /// `.system` durability. While `finishing` is the disk's last word on an item, a recovery that
+    /// finds no `.part` takes the file of that size under the name for the item's; had the `.part`
+    /// gone and the later records been lost with the power, a file somebody else put there would
+    /// become the manager's, to delete with `deletingFile`.
+    private(set) var journalSyncOwed = false
     var outbox = Outbox()
     var waiters = Waiters<DownloadManager.Summary>()
     var nextGeneration: UInt64 = 0
@@ -206,14 +205,14 @@ struct DownloadManagerStateMachine<Handle> {
             actions.merge(transition(id, to: .failed(failure), now: now))
             journal.record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
-            actions.syncsJournalFirst = entry.finishingSize != nil
+            overrulesFinishing(entry)
             if failure.kind == .checksumMismatch { actions.merge(nameGuard.clean(entry.name, entry.partFiles)) }
         case .cancelled:
             let failure = ItemError(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
             journal.record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
-            actions.syncsJournalFirst = entry.finishingSize != nil
+            overrulesFinishing(entry)
         }
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -222,15 +221,33 @@ struct DownloadManagerStateMachine<Handle> {
 
     // MARK: Internals
 
+    /// `entry`'s run recorded `finishing` and ended without the name (its rename failed): the record
+    /// just made overrules it, and must reach the disk before any unlink (`journalSyncOwed`). The
+    /// size goes: a compaction while the item waits would write `finishing` again.
+    private mutating func overrulesFinishing(_ entry: Entry) {
+        guard entry.finishingSize != nil else { return }
+        journalSyncOwed = true
+        items.update(entry.id) { $0.finishingSize = nil }
+    }
+
+    /// Whether the journal must be synced before the next unlink; taken by the writer, which owes it
+    /// again (`oweJournalSync`) when its write or sync fails.
+    mutating func takeJournalSync() -> Bool {
+        defer { journalSyncOwed = false }
+        return journalSyncOwed
+    }
+
+    mutating func oweJournalSync() { journalSyncOwed = true }
+
     /// A run that is no longer current ended: removes what its item's cancellation or removal left.
     mutating func staleRunEnded(_ generation: UInt64, _ outcome: Outcome) -> Actions {
         var completed = false
         if case .completed = outcome { completed = true }
         let items = items
         var actions = Actions()
-        // Removed as it finished, and it did not get the name: its `.part` goes after the removal's
-        // record is on disk, not while `finishing` may be the journal's last word on it.
-        actions.syncsJournalFirst = !completed && nameGuard.isRemovedWhileFinalizing(run: generation)
+        // Removed as it finished, and it did not get the name: its `.part` goes once the removal's
+        // record is on disk.
+        if !completed && nameGuard.isRemovedWhileFinalizing(run: generation) { journalSyncOwed = true }
         actions.merge(nameGuard.runEnded(generation, completed: completed, isHeldAgain: items.holdsPart))
         return actions
     }

@@ -202,6 +202,13 @@ struct SimulatedDisk {
 
     var journal: Data { Data(bytes(DownloadJournal.fileName) ?? []) }
 
+    /// The journal as the disk has it since the last commit: what a power loss may come back to
+    /// (or a later state: a commit is the least a loss keeps).
+    var durableJournal: Data {
+        if case .file(let bytes) = durable.entries[DownloadJournal.fileName] { return Data(bytes) }
+        return Data()
+    }
+
     private mutating func journalFault() throws(DownloadManagerError) {
         do {
             try fault()

@@ -42,6 +42,7 @@ struct SimulatedManager {
     init(disk: inout SimulatedDisk, limit: Int, perHost: Int?, durability: Durability) throws {
         self.durability = durability
         let recovery = try JournalRecovery(journal: disk.journal, facts: disk.facts)
+        if !recovery.unlinks.isEmpty, durability == .system { try disk.syncJournal() }
         for name in recovery.unlinks { disk.unlink(name) }
         try disk.replaceJournal(recovery.journal)
         if durability == .system { disk.sync() }
@@ -135,7 +136,6 @@ struct SimulatedManager {
         retryOwed = false
         var retry = Machine.Actions()
         retry.writesJournal = true
-        retry.syncsJournalFirst = true
         perform(retry, disk: &disk)
     }
 
@@ -147,12 +147,25 @@ struct SimulatedManager {
 
     // MARK: Carrying out actions
 
+    /// `DownloadManager.writeJournal(to:)`: the records, then the sync owed before the next unlink.
     mutating func writeJournal(disk: inout SimulatedDisk) throws {
-        guard !isClosed, let write = machine.takeJournal() else { return }
+        guard !isClosed else { return }
+        let write = machine.takeJournal()
+        let syncs = machine.takeJournalSync()
+        if let write {
+            do {
+                try Self.apply(write, durability: durability, disk: &disk)
+            } catch {
+                machine.untake(write)
+                if syncs { machine.oweJournalSync() }
+                throw error
+            }
+        }
+        guard syncs, durability == .system else { return }
         do {
-            try Self.apply(write, durability: durability, disk: &disk)
+            try disk.syncJournal()
         } catch {
-            machine.untake(write)
+            machine.oweJournalSync()
             throw error
         }
     }
@@ -175,7 +188,6 @@ struct SimulatedManager {
             do {
                 guard !isClosed else { throw DownloadManagerError.closed }
                 try writeJournal(disk: &disk)
-                if actions.syncsJournalFirst, durability == .system { try disk.syncJournal() }
             } catch {
                 failure = (error as? DownloadManagerError) ?? .closed
             }
@@ -206,8 +218,11 @@ struct SimulatedManager {
     private mutating func noteUnjustifiedUnlinks(_ names: [String], disk: SimulatedDisk) {
         let present = names.filter { disk.facts($0) != .missing }
         guard !present.isEmpty, let onDisk = try? DownloadJournal.parse(disk.journal) else { return }
+        // What the disk keeps through a power loss (with `.system`; a process's death keeps every write).
+        let durable = durability == .system ? (try? DownloadJournal.parse(disk.durableJournal)) : onDisk
         for name in present {
-            if name.hasSuffix(".part"), let entry = onDisk.entries.first(where: { $0.name == name.dropLast(5) }),
+            if name.hasSuffix(".part"),
+                let entry = durable?.entries.first(where: { $0.name == name.dropLast(5) }),
                 case .finishing = entry.status
             {
                 brokenRules.append(

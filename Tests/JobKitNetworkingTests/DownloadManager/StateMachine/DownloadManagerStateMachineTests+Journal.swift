@@ -46,37 +46,53 @@ extension DownloadManagerStateMachineTests {
     /// A `finishing` record that did not end in `done` is overruled on disk before any `.part` goes:
     /// else a recovery could take a file somebody put under the name, of the same size, for the
     /// item's (found by the simulation, seed 1110958435: the user's file was then deleted).
-    @Test func aFinishThatDidNotGetTheNameIsSyncedBeforeItsPartGoes() throws {
+    @Test func aFinishThatDidNotGetTheNameIsSyncedBeforeAnyUnlink() throws {
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
         let (a, b) = (actions.starts[0].generation, actions.starts[1].generation)
+        let owed1 = machine.takeJournalSync()
+        #expect(!owed1)
         // The rename failed (a file appeared under the name) after `finishing` was recorded.
         let finishingA = machine.finishing(ids[0], generation: a, size: 4)
         #expect(finishingA)
         let failure = DownloadManager.ItemError(kind: .fileInTheWay, message: "a exists")
-        let failed = machine.runEnded(ids[0], generation: a, .failed(failure), now: 1)
-        #expect(failed.syncsJournalFirst)
+        _ = machine.runEnded(ids[0], generation: a, .failed(failure), now: 1)
+        let owed2 = machine.takeJournalSync()
+        #expect(owed2)
+        let owed3 = machine.takeJournalSync()
+        #expect(!owed3, "taken once; a writer that fails owes it again")
+        machine.oweJournalSync()
+        let owed4 = machine.takeJournalSync()
+        #expect(owed4)
+        // Queued again and waiting: a compaction no longer says `finishing` for it.
+        _ = try machine.resume(ids[0], now: 2)
+        guard case .rewrite(_, let records) = machine.compacted() else {
+            Issue.record("expected a rewrite")
+            return
+        }
+        #expect(!records.contains { $0.id == ids[0].rawValue && $0.op == .finishing && $0.size == 4 })
         // Removed as it finished; its run then ends without the name: the `.part` goes after a sync.
         let finishingB = machine.finishing(ids[1], generation: b, size: 4)
         #expect(finishingB)
-        let removed = try machine.remove(ids[1], deletingFile: true, now: 2)
-        #expect(!removed.syncsJournalFirst)
-        let ended = machine.runEnded(ids[1], generation: b, .failed(failure), now: 3)
-        #expect(ended.syncsJournalFirst)
+        _ = try machine.remove(ids[1], deletingFile: true, now: 3)
+        let owed5 = machine.takeJournalSync()
+        #expect(!owed5, "the removal itself unlinks nothing yet")
+        let ended = machine.runEnded(ids[1], generation: b, .failed(failure), now: 4)
         #expect(ended.unlinks == ["b.part", "b.part.meta"])
+        let owed6 = machine.takeJournalSync()
+        #expect(owed6)
     }
 
-    @Test func aRunThatNeverFinishedNeedsNoSyncBeforeItsPartGoes() throws {
+    @Test func aRunThatNeverFinishedOwesNoSync() throws {
         var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b")], to: &machine)
         let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 500", status: 500)
-        let failed = machine.runEnded(ids[0], generation: actions.starts[0].generation, .failed(failure), now: 1)
-        #expect(!failed.syncsJournalFirst)
-        let removed = try machine.remove(ids[1], deletingFile: true, now: 2)
-        #expect(!removed.syncsJournalFirst)
+        _ = machine.runEnded(ids[0], generation: actions.starts[0].generation, .failed(failure), now: 1)
+        _ = try machine.remove(ids[1], deletingFile: true, now: 2)
         let ended = machine.runEnded(ids[1], generation: actions.starts[1].generation, .cancelled, now: 3)
-        #expect(!ended.syncsJournalFirst)
         #expect(ended.unlinks == ["b.part", "b.part.meta"])
+        let owed7 = machine.takeJournalSync()
+        #expect(!owed7)
     }
 
     @Test func restoredItemsComeBackWithTheirStatesAndPendingOnesStart() throws {
