@@ -68,8 +68,8 @@ final class LineFIFO: Sendable {
         }
     }
 
-    /// Runs `action` once, on the reading queue, as soon as `condition` holds for the lines read so
-    /// far (at once if it holds now): for what must follow a child's line without waiting for the
+    /// Runs `action` once as soon as `condition` holds for the lines read so far: on the reading
+    /// queue, or on the caller's thread when it holds already: for what must follow a child's line without waiting for the
     /// test's task to get a thread — a loaded machine may take longer than the child's own timeouts.
     func when(_ condition: @escaping @Sendable ([String]) -> Bool, _ action: @escaping @Sendable () -> Void) {
         triggers.withLock { $0.append(Trigger(condition: condition, action: action)) }
@@ -80,8 +80,12 @@ final class LineFIFO: Sendable {
     /// from the list runs it).
     private static func fire(_ triggers: Locked<[Trigger]>, on read: [String]) {
         let met = triggers.withLock { list -> [Trigger] in
-            let met = list.filter { $0.condition(read) }
-            list.removeAll { $0.condition(read) }
+            var met: [Trigger] = []
+            list.removeAll { trigger in
+                guard trigger.condition(read) else { return false }
+                met.append(trigger)
+                return true
+            }
             return met
         }
         for trigger in met { trigger.action() }
