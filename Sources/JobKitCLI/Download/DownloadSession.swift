@@ -108,8 +108,9 @@ enum DownloadSession {
             printWarning("\(manager.journalURL.path): \(problem.escapingControlCharacters)")
         }
         // The journal's items, before this command adds any (the plan's names are all different).
-        let byName = Dictionary(manager.items.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
-        removeRenamed(items, from: manager)
+        let held = manager.items
+        let byName = Dictionary(held.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        removeRenamed(items, held: held, from: manager)
         manager.reserveCapacity(forAdding: items.count)
         var runIDs = Set<DownloadManager.ItemID>(minimumCapacity: items.count)
         // In batches: the requests of a batch and the manager's checked copy of them are alive at once,
@@ -318,11 +319,12 @@ enum DownloadSession {
             + "--allow-overwrite to replace it, or out=NAME in an input file for another name"
     }
 
-    /// Removes the journal's unfinished items that `items` download under another name now: same
-    /// URL, named by it or by the server (no `out=`), and a name no item of `items` has. Their
-    /// `.part`s go with them.
-    private static func removeRenamed(_ items: [DownloadPlan.Item], from manager: DownloadManager) {
-        let held = manager.items
+    /// Removes the journal's unfinished items (of `held`, its items when the command began) that
+    /// `items` download under another name now: same URL, named by it or by the server (no `out=`),
+    /// and a name no item of `items` has. Their `.part`s go with them.
+    private static func removeRenamed(
+        _ items: [DownloadPlan.Item], held: [DownloadManager.Item], from manager: DownloadManager
+    ) {
         guard !held.isEmpty else { return }
         let names = Set(items.map(\.name))
         let renamed = Set(items.filter(\.namedByURL).map(\.url))

@@ -84,7 +84,7 @@ struct DownloadManagerStateMachine<Handle> {
     /// finds no `.part` takes the file of that size under the name for the item's; had the `.part`
     /// gone and the later records been lost with the power, a file somebody else put there would
     /// become the manager's, to delete with `deletingFile`.
-    private(set) var journalSyncOwed = false
+    private var journalSyncOwed = false
     var outbox = Outbox()
     var waiters = Waiters<DownloadManager.Summary>()
     var nextGeneration: UInt64 = 0
