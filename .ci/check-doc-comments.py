@@ -9,9 +9,8 @@ documentation and are not required (so no filler like "/// The message." is need
 members are not in the sources and are skipped.
 
 Usage: .ci/check-doc-comments.py [--docc] [MODULE ...]     (default: MODULES below)
---docc reads the symbol graphs `swift package generate-documentation` extracted for each module
-(.build/*/extracted-symbols/*/MODULE/), so that CI, which has just built the documentation, does not
-extract them a second time.
+--docc reads the symbol graphs .ci/build-docs.py extracted for each module (.build/docs-symbol-graphs/
+MODULE/), so that CI, which has just built the documentation, does not extract them a second time.
 To check JobKitNetworking too, add it to MODULES (or pass it on the command line).
 """
 import glob
@@ -27,9 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def docc_directory(module):
-    """The folder where the DocC plugin extracted `module`'s symbol graphs, or None."""
-    found = glob.glob(os.path.join(ROOT, ".build", "*", "extracted-symbols", "*", module))
-    return max(found, key=os.path.getmtime) if found else None
+    """The folder where .ci/build-docs.py extracted `module`'s symbol graphs, or None."""
+    directory = os.path.join(ROOT, ".build", "docs-symbol-graphs", module)
+    return directory if os.path.isdir(directory) else None
 
 
 def main():
@@ -40,7 +39,7 @@ def main():
         directories = {module: docc_directory(module) for module in modules}
         absent = [module for module, directory in directories.items() if directory is None]
         if absent:
-            print(f"no DocC symbol graphs for {', '.join(absent)}: run swift package generate-documentation first")
+            print(f"no DocC symbol graphs for {', '.join(absent)}: run .ci/build-docs.py first")
             return 1
         return check(modules, directories)
     output = subprocess.run(

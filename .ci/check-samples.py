@@ -17,7 +17,8 @@ the block. A marker comment on the line before a block steers the check:
                                    PATH, where it runs as a test (so the guide's example is run, not
                                    only compiled)
 
-Usage: .ci/check-samples.py [--list]   (run `swift build` first; it reads `swift build --show-bin-path`)
+Usage: .ci/check-samples.py [--list] [--bin-path PATH]   (run `swift build` first; PATH defaults to
+`swift build --show-bin-path`)
 """
 import glob
 import os
@@ -25,6 +26,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+import built_modules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRELUDES = os.path.join(ROOT, ".ci", "sample-preludes")
@@ -58,16 +61,10 @@ def blocks(relpath):
 
 def main():
     listing = "--list" in sys.argv
-    bin_path = subprocess.run(
-        ["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    arguments = sys.argv[1:]
+    bin_path = arguments[arguments.index("--bin-path") + 1] if "--bin-path" in arguments else built_modules.bin_path()
     modules = os.path.join(bin_path, "Modules")
-    # The C modules of dependencies (JobKitServer's NIO, Atomics, …): generated module maps, and the
-    # include directories of the checkouts' own module maps.
-    c_modules = [f"-fmodule-map-file={path}" for path in sorted(glob.glob(os.path.join(bin_path, "*.build", "module.modulemap")))]
-    c_modules += [f"-I{os.path.dirname(path)}" for path in sorted(glob.glob(
-        os.path.join(ROOT, ".build", "checkouts", "*", "Sources", "*", "include", "module.modulemap")))]
-    c_flags = [flag for option in c_modules for flag in ("-Xcc", option)]
+    c_flags = built_modules.c_module_flags(bin_path)
     failures, checked, skipped = 0, 0, []
     with tempfile.TemporaryDirectory() as scratch:
         for relpath in documents():
