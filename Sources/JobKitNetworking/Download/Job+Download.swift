@@ -54,7 +54,7 @@ extension Job where Value == URL {
     /// the transport's own thread (never a SwiftNIO event loop: see `DownloadTransport`); the run
     /// completes on the queue it was performed on. Transport
     /// failures are `TransportError`s, non-2xx statuses `HTTPStatusError`s — both leave the `.part`
-    /// for a later resume.
+    /// for a later resume, when it holds a byte (an empty one is removed, with its metadata).
     ///
     /// ```swift
     /// let file = try await Job<URL>.download(from: url, to: folder.appending(path: "big.bin")).value
@@ -106,7 +106,7 @@ extension Job where Value == URL {
                 if resume == nil { try part.truncate() }
                 download.attempt(resumingAt: resume)
             } catch {
-                part.close()
+                part.close(removingIfEmpty: true)
                 controller.fail(with: error)
             }
         }

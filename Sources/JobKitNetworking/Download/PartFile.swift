@@ -301,11 +301,19 @@ final class PartFile: Sendable {
     }
 
     /// Closes the `.part` (releasing its lock) and releases the destination. Only the first call acts.
-    func close() {
+    ///
+    /// - Parameter removingIfEmpty: a `.part` that holds no byte is removed first, with its metadata
+    ///   (a download that failed before its first byte leaves nothing to resume, and nothing behind).
+    func close(removingIfEmpty: Bool = false) {
         let open = descriptor.withLock { descriptor -> (any DownloadFile)? in
             defer { descriptor = nil }
-            if let open = descriptor { open.close() }
-            return descriptor
+            guard let open = descriptor else { return nil }
+            // Still locked: nobody else writes or renames it meanwhile.
+            if removingIfEmpty, open.size() == 0 {
+                for name in [names.part, names.metadata, names.metadataTemporary] { folder.unlink(name) }
+            }
+            open.close()
+            return open
         }
         if open != nil { ActiveDestinations.release(destination) }
     }

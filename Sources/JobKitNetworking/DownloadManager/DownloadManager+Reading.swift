@@ -17,7 +17,26 @@ extension DownloadManager {
     /// Suspends until nothing is pending, running or verifying — at once if nothing is — and
     /// returns where every item ended up. Returns early, with the summary then, when the manager is
     /// closed or the awaiting task is cancelled.
+    ///
+    /// Every record of what it reports is written to the journal by then (not necessarily synced:
+    /// see `Durability`): a process that exits right after keeps every completion.
     public func waitUntilFinished() async -> Summary {
+        let summary = await drained()
+        // The last changes' records may still be on their way to the journal: recorded by the thread
+        // that made them, which writes them next (or writing them now). The write waits for that
+        // one, then writes what is left — on the manager's queue, not blocking this task's thread.
+        await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+            configuration.queue.async { [self] in
+                var write = Machine.Actions()
+                write.writesJournal = true
+                perform(write)
+                written.resume()
+            }
+        }
+        return summary
+    }
+
+    private func drained() async -> Summary {
         let waiter = state.withLock { $0.makeWaiterID() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

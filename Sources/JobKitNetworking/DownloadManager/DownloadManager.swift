@@ -178,21 +178,9 @@ public final class DownloadManager: Sendable {
         let folder = try JournalFile.openFolder(
             root, subfolder: configuration.subfolder, fileSystem: configuration.fileSystem)
         self.folder = folder
-        let (file, data) = try JournalFile.open(
+        let (file, contents) = try JournalFile.open(
             in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
-        let recovery: JournalRecovery
-        do {
-            recovery = try JournalRecovery(journal: data, facts: { folder.facts($0) })
-        } catch {
-            file.close()
-            switch error {
-            case .notAJournal: throw .unsupportedJournal(file.path, reason: "it is not a JobKit download journal")
-            case .unsupportedVersion(let version):
-                throw .unsupportedJournal(
-                    file.path,
-                    reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
-            }
-        }
+        let recovery = JournalRecovery(contents: contents, facts: { folder.facts($0) })
         journalProblems = recovery.contents.problems
         // The journal read may not all be on disk yet: it is, before the unlinks it justifies (a
         // `.part` gone while the disk's last word is still `finishing` would give the item whatever

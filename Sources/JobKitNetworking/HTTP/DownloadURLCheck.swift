@@ -8,10 +8,11 @@ import Foundation
 /// new URLs (`replaceURL`, the URL refresher's), a `Job.download`'s, every redirect's `Location`,
 /// the command line's and the input file's, and the `Content-Disposition` probe's.
 ///
-/// A URL is downloadable when it is `http` or `https`, names a host, and has no port or one from 1
-/// to 65535. A port outside that range would reach SwiftNIO's `SocketAddress`, which traps on it;
-/// one too long for Foundation to read (which then reports none) would silently go to the default
-/// port instead. Both are refused here, as text, before anything parses them as a number.
+/// A URL is downloadable when it is `http` or `https`, names a host, has no port or one from 1
+/// to 65535, and is at most 64 KiB long. A port outside that range would reach SwiftNIO's
+/// `SocketAddress`, which traps on it; one too long for Foundation to read (which then reports none)
+/// would silently go to the default port instead. Both are refused here, as text, before anything
+/// parses them as a number.
 package enum DownloadURLCheck {
     /// Why a URL is not downloadable.
     package enum Problem: Equatable, Sendable {
@@ -19,12 +20,16 @@ package enum DownloadURLCheck {
         case unsupported
         /// A port that is not a number from 1 to 65535 (its text, at most 20 characters).
         case invalidPort(String)
+        /// Longer than `maximumLength` bytes (its length): no server reads such a request line, and
+        /// the manager's journal keeps its lines short.
+        case tooLong(Int)
 
         /// The reason, for a message that names the URL before it.
         package var reason: String {
             switch self {
             case .unsupported: "only http and https URLs with a host are supported"
             case .invalidPort(let text): "the port '\(text)' is not a number from 1 to 65535"
+            case .tooLong(let length): "it is \(length) bytes long; a URL has at most \(maximumLength)"
             }
         }
     }
@@ -37,11 +42,16 @@ package enum DownloadURLCheck {
             url: url)
     }
 
+    /// The longest URL a download fetches, in bytes of its text (64 KiB).
+    package static let maximumLength = 65_536
+
     /// What is wrong with `url`, or nil when a download may fetch it.
     package static func problem(with url: URL) -> Problem? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else { return .unsupported }
+        let length = url.absoluteString.utf8.count
+        guard length <= maximumLength else { return .tooLong(length) }
         guard let text = portText(of: url.absoluteString) else { return nil }
         guard !text.isEmpty else { return nil }  // `host:` with no digits: the default port (RFC 3986)
         let shown = String(text.prefix(20))

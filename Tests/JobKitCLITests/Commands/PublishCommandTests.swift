@@ -174,6 +174,27 @@ import Testing
         #expect(try await posts(on: base).isEmpty)
     }
 
+    /// A Ctrl-C is never lost, however early it comes: before the command listens it ends the process
+    /// (SIGINT's default), after that it stops the command with 130 — never does the post go up
+    /// (each upload takes 3 s here: a lost signal would let it).
+    @Test func aCtrlCAtAnyMomentStopsThePublishWithoutAPost() async throws {
+        let folder = try scratch()
+        let server = try await ServeProcess.start(
+            root: folder.appendingPathComponent("root"), arguments: ["--latency", "3000"])
+        let base = try #require(server.baseURL)
+        let media = try files([100], in: folder)
+        for delay in stride(from: 0, through: 60_000, by: 4_000) {
+            let publish = try LaunchedProcess(
+                ["publish", "--server", base.absoluteString, "--text", "stopped"] + media.map(\.path))
+            usleep(useconds_t(delay))
+            publish.send(SIGINT)
+            let status = await publish.wait()
+            let stopped = status == 130 || (status == SIGINT && publish.process.terminationReason == .uncaughtSignal)
+            #expect(stopped, "after \(delay) µs: exit \(status): \(publish.stderr)")
+        }
+        #expect(try await posts(on: base).isEmpty)
+    }
+
     @Test func usageErrorsExit64() async throws {
         let folder = try scratch()
         let file = try files([10], in: folder)[0].path

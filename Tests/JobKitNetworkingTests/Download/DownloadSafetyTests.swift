@@ -30,6 +30,38 @@ import Testing
         #expect(kept == Data("precious".utf8))
     }
 
+    /// A download that fails before its first byte (a 404, a connection closed unanswered) leaves nothing in
+    /// the folder; one cut off after some bytes keeps them in its `.part`, with the validator to
+    /// resume them.
+    @Test(arguments: TransportKind.allCases)
+    func aFailureBeforeTheFirstByteLeavesNoPartAndOneAfterItKeepsItsBytes(_ kind: TransportKind) async throws {
+        let server = try ScriptedServer { request, _ in
+            switch request.path {
+            case "/missing": .respond(404, body: Data("not here".utf8))
+            case "/closed": .raw(Data())
+            default: .drop(headers: ["ETag": "\"v\""], body: pattern(10_000), sent: 3_000)
+            }
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func download(_ url: URL, _ name: String) async -> Result<URL, any Error> {
+            await outcome(
+                of: Job<URL>.download(from: url, to: folder.appendingPathComponent(name), transport: kind.transport))
+        }
+
+        let missing = await download(server.url("missing"), "missing")
+        let closed = await download(server.url("closed"), "closed")
+        let dropped = await download(server.url("dropped"), "dropped")
+
+        #expect(missing.failureError is HTTPStatusError)
+        #expect(closed.failureError is TransportError)
+        #expect(dropped.failureError != nil)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == ["dropped.part", "dropped.part.meta"])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("dropped.part")) == pattern(10_000).prefix(3_000))
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aMissingFolderFailsBeforeAnyRequestWithAReadableError(_ kind: TransportKind) async throws {
         let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }

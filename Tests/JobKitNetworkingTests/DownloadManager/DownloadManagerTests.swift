@@ -452,6 +452,44 @@ import Testing
         manager.close()
     }
 
+    /// The `done` record of the last completion is written by the thread that completed the run,
+    /// after the item reads completed: a waiter that comes in between returns only once it is in the
+    /// journal (a process that exits then keeps it).
+    @Test func waitUntilFinishedReturnsOnceTheLastDoneRecordIsInTheJournal() async throws {
+        let server = try ScriptedServer { _, _ in .respond(200, body: pattern(1000)) }
+        defer { server.stop() }
+        let log = UpdateLog()
+        let armed = LockedBox<Bool>.make(false)
+        let (writing, writer) = AsyncStream<Void>.makeStream()
+        var configuration = testConfiguration(log)
+        configuration.testHooks.afterFinishing = { _ in armed.withLock { $0 = true } }
+        configuration.testHooks.journalFailure = {
+            let firstAfterFinishing = armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
+            guard firstAfterFinishing else { return nil }
+            writer.yield()
+            // Holds the `done` record's write open for a moment (no outcome depends on how long): a
+            // waiter that returns before it is written reads a journal without it.
+            Thread.sleep(forTimeInterval: 0.3)
+            return nil
+        }
+        let manager = try DownloadManager(
+            directory: try scratchFolder(), configuration: configuration, resultQueue: log.queue,
+            onUpdate: log.handler)
+        defer { manager.close() }
+        let id = try manager.add(server.url("f.bin"))
+        for await _ in writing { break }
+        #expect(manager.item(id)?.state == .completed, "the run has completed; its `done` record is being written")
+
+        let summary = await manager.waitUntilFinished()
+
+        #expect(summary.allSucceeded)
+        let journal = try DownloadJournal.parse(Data(contentsOf: manager.journalURL))
+        #expect(journal.entries.map(\.status) == [.completed(size: 1000)])
+    }
+
     @Test func thePerHostLimitHoldsWhileOtherHostsGoOn() async throws {
         // Two "hosts": 127.0.0.1 and localhost name the same server, but not the same host key.
         let inFlight = LockedBox<(now: [String: Int], peak: [String: Int])>.make(([:], [:]))

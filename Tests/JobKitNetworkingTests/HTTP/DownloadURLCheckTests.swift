@@ -27,6 +27,9 @@ import Testing
         #expect(try problem("http://[::1]:99999/") == .invalidPort("99999"))
         #expect(try problem("http://host:0/") == .invalidPort("0"))
         #expect(try problem("http://host:65536/") == .invalidPort("65536"))
+        let longest = "http://host/" + String(repeating: "a", count: DownloadURLCheck.maximumLength - 12)
+        #expect(try problem(longest) == nil)
+        #expect(try problem(longest + "b") == .tooLong(DownloadURLCheck.maximumLength + 1))
         #expect(try problem("http://user:pw@127.0.0.1:99999/") == .invalidPort("99999"))
         // Foundation reads no port from these (nil): they would go to port 80 unnoticed.
         #expect(try problem("http://host:99999999999999999999999/") == .invalidPort("99999999999999999999"))

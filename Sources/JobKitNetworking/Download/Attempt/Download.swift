@@ -196,9 +196,10 @@ final class Download: @unchecked Sendable {
         }
     }
 
-    /// Ends the download: closes the `.part` and completes the run on its queue.
+    /// Ends the download before its finalize (a failure): closes the `.part`, removing it if it holds
+    /// no byte, and completes the run on its queue.
     func end(_ result: Result<URL, any Error>) {
-        part.close()
+        part.close(removingIfEmpty: true)
         controller.completeOnQueue(with: result)
     }
 }

@@ -57,45 +57,17 @@ enum DownloadJournal {
     /// ids below `maximumID`, sizes from 0 to `DownloadLimits.maximumLength`, no second item of a name);
     /// a record that fails them is dropped, with a line in `problems`.
     static func parse(_ data: Data) throws(ReadError) -> Contents {
-        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
-        var contents = Contents()
-        guard let first = lines.popFirst() else { return contents }
-        let decoder = JSONDecoder()
-        guard let header = try? decoder.decode(Header.self, from: Data(first)) else {
-            // A header torn by a crash during creation, with nothing after it: no item was ever added.
-            if lines.isEmpty, data.last != UInt8(ascii: "\n") { return contents }
-            throw .notAJournal
+        var reader = Reader()
+        var failure: ReadError?
+        data.withUnsafeBytes { bytes in
+            do throws(ReadError) { try reader.read(bytes) } catch { failure = error }
         }
-        guard header.format == formatName else { throw .notAJournal }
-        guard header.version == version else { throw .unsupportedVersion(header.version) }
-        // Ids count up from 1: one near `UInt64.max` was not written by a manager, and counting on
-        // from it would overflow.
-        guard (header.next ?? 1) <= maximumID else { throw .notAJournal }
-        var table = Table()
-        var highest: UInt64 = 0
-        for (index, line) in lines.enumerated() {
-            guard let record = try? decoder.decode(Record.self, from: Data(line)), record.id < maximumID else {
-                contents.ignoredLines += 1
-                continue
-            }
-            switch table.apply(record) {
-            case .applied:
-                highest = max(highest, record.id)
-            case .ignored:
-                contents.ignoredLines += 1
-            case .refused(let reason):
-                contents.ignoredLines += 1
-                contents.problems.append("line \(index + 2): \(reason)")
-            }
-        }
-        contents.entries = table.entries.values.sorted { $0.id < $1.id }
-        contents.leftovers = table.leftovers
-        contents.nextID = max(header.next ?? 1, highest + 1)
-        return contents
+        if let failure { throw failure }
+        return try reader.finish()
     }
 
     /// The items as the records so far describe them.
-    private struct Table {
+    struct Table {
         var entries: [UInt64: Entry] = [:]
         var names: [String: UInt64] = [:]
         /// Names of removed items.
@@ -117,7 +89,9 @@ enum DownloadJournal {
             case refused(String)
         }
 
-        mutating func apply(_ record: Record) -> Outcome {
+        /// Applies `record`; a removed name is remembered for `leftovers` while fewer than
+        /// `rememberingRemovedNames` are.
+        mutating func apply(_ record: Record, rememberingRemovedNames limit: Int = .max) -> Outcome {
             switch record.op {
             case .add: return add(record)
             case .state:
@@ -156,7 +130,7 @@ enum DownloadJournal {
             case .remove:
                 guard let entry = entries.removeValue(forKey: record.id) else { return .ignored }
                 names[entry.name] = nil
-                removed.insert(entry.name)
+                if removed.count < limit { removed.insert(entry.name) }
                 return .applied
             }
         }

@@ -105,18 +105,19 @@ final class JournalFile {
     /// Opens (creating if needed) the journal of `directory`, locked, and reads it.
     static func open(
         directory: URL, durability: Durability = .process
-    ) throws(DownloadManagerError) -> (JournalFile, Data) {
+    ) throws(DownloadManagerError) -> (JournalFile, DownloadJournal.Contents) {
         try open(in: openFolder(directory), durability: durability)
     }
 
     /// Opens (creating if needed) the journal in `folder`, locked, and reads it.
     ///
     /// - Throws: `.directoryInUse` when another manager holds the lock, `.cannotUseDirectory` when
-    ///   the journal cannot be made, opened or read.
+    ///   the journal cannot be made, opened or read, `.unsupportedJournal` when it is not a journal
+    ///   this version reads (the file is left as it is).
     static func open(
         in folder: any DownloadFolder, durability: Durability = .process,
         injectedFailure: @escaping @Sendable () -> Int32? = { nil }
-    ) throws(DownloadManagerError) -> (JournalFile, Data) {
+    ) throws(DownloadManagerError) -> (JournalFile, DownloadJournal.Contents) {
         let name = DownloadJournal.fileName
         // The lock is on the journal's inode; compaction renames a new, already locked file over it.
         // A lock won on an inode that was renamed away meanwhile is worthless: check and try again.
@@ -154,35 +155,44 @@ final class JournalFile {
             descriptor.restrictToOwner()
             let file = JournalFile(
                 folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
-            return (file, try file.readAll())
+            do {
+                return (file, try file.read())
+            } catch {
+                file.close()
+                throw error
+            }
         }
     }
 
-    /// The largest journal a manager reads (1 GiB): a bigger one was not written by a manager.
-    static let maximumLength = 1 << 30
-
-    private func readAll() throws(DownloadManagerError) -> Data {
+    /// Reads the journal a block at a time (`DownloadJournal.Reader`): never whole in memory.
+    private func read() throws(DownloadManagerError) -> DownloadJournal.Contents {
         guard let descriptor else { throw .closed }
-        var data = Data()
+        var reader = DownloadJournal.Reader()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset: Int64 = 0
         while true {
             let count: Int
-            switch buffer.withUnsafeMutableBytes({ descriptor.read(into: $0, at: offset) }) {
+            switch buffer.withUnsafeMutableBytes({ descriptor.read(into: $0, at: length) }) {
             case .success(let read): count = read
             case .failure(let code):
                 throw .cannotUseDirectory(
                     directory, reason: "cannot read \(path): \(SystemCall.errorText(code.code.rawValue))")
             }
-            if count == 0 {
-                length = Int64(data.count)
-                return data
+            do throws(DownloadJournal.ReadError) {
+                if count == 0 { return try reader.finish() }
+                try buffer.withUnsafeBytes { bytes in
+                    Result { () throws(DownloadJournal.ReadError) in
+                        try reader.read(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+                    }
+                }.get()
+            } catch {
+                switch error {
+                case .notAJournal: throw .unsupportedJournal(path, reason: "it is not a JobKit download journal")
+                case .unsupportedVersion(let version):
+                    throw .unsupportedJournal(
+                        path, reason: "it has version \(version); this JobKit reads version \(DownloadJournal.version)")
+                }
             }
-            data.append(contentsOf: buffer[0..<count])
-            offset += Int64(count)
-            guard data.count <= Self.maximumLength else {
-                throw .unsupportedJournal(path, reason: "it is larger than \(Self.maximumLength >> 20) MiB")
-            }
+            length += Int64(count)
         }
     }
 

@@ -21,7 +21,13 @@ struct JournalRecovery: Equatable {
     /// Judges the journal `data` against the folder, where `facts(name)` tells what is under `name`.
     /// - Throws: `.notAJournal`, `.unsupportedVersion` (the file is left as it is).
     init(journal data: Data, facts: (String) -> FileFacts) throws(DownloadJournal.ReadError) {
-        contents = try DownloadJournal.parse(data)
+        self.init(contents: try DownloadJournal.parse(data), facts: facts)
+    }
+
+    /// Judges the journal read as `contents` against the folder, where `facts(name)` tells what is
+    /// under `name`.
+    init(contents read: DownloadJournal.Contents, facts: (String) -> FileFacts) {
+        contents = read
         for index in contents.entries.indices {
             let entry = contents.entries[index]
             let parts = PartNames(for: entry.name)
