@@ -135,7 +135,8 @@ let package = Package(
 // SwiftNIO, AsyncHTTPClient, Hummingbird or BoringSSL, which their own sanitized runs cover.
 if Context.environment["JOBKIT_THREAD_SANITIZER"] == "1" {
     for target in package.targets where target.type != .binary && target.type != .plugin && target.type != .system {
-        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread", "-gline-tables-only"])]
+        target.swiftSettings =
+            (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread", "-gline-tables-only"])]
         target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=thread", "-gline-tables-only"])]
         target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
     }
