@@ -6,9 +6,9 @@ extension DownloadJournal {
     /// 1 GiB is read in the memory of its items).
     struct Reader {
         /// A manager's lines hold a URL of at most 64 KiB (`DownloadURLCheck.maximumLength`), a name
-        /// of at most 255 bytes and a reason of at most 2,000 characters, each escaped at most six
-        /// times over: a longer line (256 KiB) was not written by one, and is skipped to its end
-        /// without being kept.
+        /// of at most 255 bytes and a reason of at most 8 KiB (`Record.maximumReasonLength`), each
+        /// escaped at most six times over: a longer line (256 KiB) was not written by one, and is
+        /// skipped to its end without being kept.
         static let maximumLineLength = 256 << 10
         /// The problems kept, one line each; the rest are counted in a last line.
         static let maximumProblems = 100

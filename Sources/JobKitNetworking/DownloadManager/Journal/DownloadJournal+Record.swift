@@ -36,10 +36,26 @@ extension DownloadJournal {
             case .failed(let failure):
                 record.state = "failed"
                 record.kind = failure.kind.rawValue
-                record.reason = failure.message
+                record.reason = Self.shortened(failure.message)
                 record.status = failure.status
             }
             return record
+        }
+
+        /// The longest reason a record keeps, in bytes of UTF-8 (a reason read back keeps its first
+        /// 2,000 characters): a line stays far below `Reader.maximumLineLength` whatever a server
+        /// answered, even escaped.
+        static let maximumReasonLength = 8 << 10
+
+        /// `reason`, cut to `maximumReasonLength` bytes at a character's end.
+        static func shortened(_ reason: String) -> String {
+            guard reason.utf8.count > maximumReasonLength else { return reason }
+            var length = 0
+            return String(
+                reason.prefix { character in
+                    length += character.utf8.count
+                    return length <= maximumReasonLength
+                })
         }
     }
 }

@@ -118,6 +118,27 @@ import Testing
         #expect(throws: DownloadJournal.ReadError.notAJournal) { try DownloadJournal.parse(hugeNext) }
     }
 
+    /// Whatever a server answered, a failure's record stays far below the longest line a journal
+    /// reads back: its reason is cut at a character's end.
+    @Test func aFailureWithAHugeReasonIsRecordedShortAndReadBack() throws {
+        let zalgo = "e" + String(repeating: "\u{301}", count: 20_000)  // one character of 40 KB
+        let reason = String(repeating: "ä", count: 300_000) + zalgo
+        let failure = DownloadManager.ItemError(kind: .httpStatus, message: reason, status: 500)
+        var data = Self.journal([Entry(id: 1, url: URL(string: "https://a.example/f")!, name: "f", status: .pending)])
+        data.append(DownloadJournal.encode([.state(1, .failed(failure))]))
+
+        #expect(data.count < DownloadJournal.Reader.maximumLineLength)
+        let read = try DownloadJournal.parse(data)
+        guard case .failed(let kept) = read.entries.first?.status else {
+            Issue.record("the failure was not read back: \(read)")
+            return
+        }
+        #expect(kept.status == 500)
+        #expect(kept.message == String(repeating: "ä", count: 2_000), "the first 2,000 characters, whole")
+        #expect(DownloadJournal.Record.shortened(zalgo).isEmpty, "a character is never cut")
+        #expect(DownloadJournal.Record.shortened("short") == "short")
+    }
+
     @Test func anEmptyJournalOrATornHeaderIsAnEmptyQueue() throws {
         #expect(try DownloadJournal.parse(Data()).entries.isEmpty)
         #expect(try DownloadJournal.parse(Data(#"{"format":"jobkit-dow"#.utf8)).entries.isEmpty)
