@@ -110,6 +110,9 @@ enum DownloadSession {
         // The journal's items, before this command adds any (the plan's names are all different).
         let held = manager.items
         let byName = Dictionary(held.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        // Complete from an earlier run (kept, not fetched again): judged before anything starts, for
+        // a small file added now may be complete already when `add` returns.
+        let completedBefore = Set(held.lazy.filter { $0.state == .completed }.map(\.id))
         removeRenamed(items, held: held, from: manager)
         manager.reserveCapacity(forAdding: items.count)
         var runIDs = Set<DownloadManager.ItemID>(minimumCapacity: items.count)
@@ -130,13 +133,9 @@ enum DownloadSession {
             let ids = try manager.add(contentsOf: requests)
             runIDs.formUnion(ids)
             for id in ids {
-                switch manager.item(id)?.state {
-                // Complete from an earlier run: kept, not fetched again.
-                case .completed?: outcome.alreadyComplete.insert(id)
+                if completedBefore.contains(id) { outcome.alreadyComplete.insert(id) }
                 // The command names them: one an app left suspended in the journal runs too.
-                case .suspended?: try manager.resume(id)
-                default: break
-                }
+                if manager.item(id)?.state == .suspended { try manager.resume(id) }
             }
         }
         // Before any update is shown: they are delivered on this queue, later.

@@ -180,6 +180,27 @@ import Testing
         _ = server
     }
 
+    /// A file that arrives before the command has looked at every item it added is this run's, not
+    /// one "already complete" (the command judged that after adding the batch, and a busy machine
+    /// let the first small files complete meanwhile). 64 one-byte files in one batch.
+    @Test func aFirstRunCountsEveryFileAsDownloadedHoweverFastItArrives() async throws {
+        let fixture = try DownloadFixture()
+        defer { fixture.cleanUp() }
+        let names = try fixture.make("tiny", count: 64) { _ in 1 }
+        let (server, base) = try await fixture.serve()
+        let list = try fixture.inputFile(names, base: base)
+
+        let output = try await runProduct(
+            "jobkit", arguments: ["download", "-j", "16", "-i", list.path, "-o", fixture.output.path])
+
+        #expect(output.status == 0, "\(output.stderr)")
+        let summary = output.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(summary.hasPrefix("downloaded 64 files (64 B)"), "\(summary)")
+        #expect(!summary.contains("already complete"), "\(summary)")
+        #expect(names.allSatisfy(fixture.arrived))
+        _ = server
+    }
+
     @Test func usageErrorsExit64AndNameTheLine() async throws {
         let fixture = try DownloadFixture()
         defer { fixture.cleanUp() }
