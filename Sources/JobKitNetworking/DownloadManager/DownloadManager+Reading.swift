@@ -19,7 +19,8 @@ extension DownloadManager {
     /// closed or the awaiting task is cancelled.
     ///
     /// Every record of what it reports is written to the journal by then (not necessarily synced:
-    /// see `Durability`): a process that exits right after keeps every completion.
+    /// see `Durability`), unless the journal cannot be written (a full disk: the write is tried
+    /// again every second): a process that exits right after keeps every completion.
     public func waitUntilFinished() async -> Summary {
         let summary = await drained()
         // The last changes' records may still be on their way to the journal: recorded by the thread

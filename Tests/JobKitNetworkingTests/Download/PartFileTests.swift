@@ -29,6 +29,25 @@ import Testing
         #expect(part.length == 0)
     }
 
+    /// The holder removes its empty `.part` before it lets go (its download failed before a byte): the
+    /// waiter's lock is then on a file no longer under the name, and it opens the `.part` anew — the
+    /// bytes it writes are in the folder.
+    @Test func aPartItsHolderRemovedBeforeLettingGoIsOpenedAnew() throws {
+        let destination = try scratchFolder().appendingPathComponent("gone.bin")
+        let other = try lockPart(of: destination)
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.05)
+            unlink(destination.path + ".part")
+            close(other)
+        }
+
+        let part = try PartFile.open(destination: destination, patience: 30_000_000_000)
+        defer { part.close() }
+        try Data("kept".utf8).withUnsafeBytes { try part.write($0) }
+
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination.path + ".part")) == Data("kept".utf8))
+    }
+
     @Test func aLockHeldPastThePatienceIsBusyAndLeavesNothingClaimed() throws {
         let destination = try scratchFolder().appendingPathComponent("held.bin")
         let other = try lockPart(of: destination)
