@@ -66,35 +66,20 @@ final class PartFile: Sendable {
             throw DownloadError(kind: .destinationBusy, path: destination)
         }
         let names = PartNames(for: name)
+        // Another process holds it, or a child being started (by this process, a moment after an
+        // earlier download of it was cancelled) shares its descriptor until it runs its program:
+        // tried again for `patience`, as the manager's journal is. A holder may remove its `.part`
+        // (empty, its download failed) before letting go: the one under the name is opened anew.
         let deadline = DispatchTime.now().uptimeNanoseconds + patience
-        var unlinkedMeanwhile = 0
-        while true {
-            let descriptor: any DownloadFile
-            switch folder.openOwnedFile(names.part, O_RDWR | O_CREAT, mode: 0o644) {
-            case .success(let opened): descriptor = opened
-            case .failure(let code):
-                ActiveDestinations.release(destination)
+        switch folder.openLockedFile(names.part, O_RDWR | O_CREAT, mode: 0o644, until: deadline) {
+        case .success(let descriptor):
+            return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
+        case .failure(let failure):
+            ActiveDestinations.release(destination)
+            if case .cannotOpen(let code) = failure {
                 throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: names.part))
             }
-            // Another process holds it, or a child being started (by this process, a moment after an
-            // earlier download of it was cancelled) shares its descriptor until it runs its program:
-            // tried again for `patience`, as the manager's journal is.
-            if descriptor.lockExclusively(until: deadline) != nil {
-                descriptor.close()
-                ActiveDestinations.release(destination)
-                throw DownloadError(kind: .destinationBusy, path: destination)
-            }
-            // The holder may have removed the `.part` before letting go (an empty one, its download
-            // failed): a lock on a file no longer under the name is worthless — open it again.
-            if let locked = descriptor.identity(), locked == folder.identity(of: names.part) {
-                return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
-            }
-            descriptor.close()
-            unlinkedMeanwhile += 1
-            guard unlinkedMeanwhile <= 16 else {
-                ActiveDestinations.release(destination)
-                throw DownloadError(kind: .destinationBusy, path: destination)
-            }
+            throw DownloadError(kind: .destinationBusy, path: destination)
         }
     }
 

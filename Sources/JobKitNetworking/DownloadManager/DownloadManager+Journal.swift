@@ -71,9 +71,15 @@ extension DownloadManager {
 
     private func retryJournal() {
         journalRetryQueued.withLock { $0 = false }
-        var retry = Machine.Actions()
-        retry.writesJournal = true
-        perform(retry)
+        writeWaitingJournal()
+    }
+
+    /// Writes the records waiting for the journal, and does what waited for them (owed unlinks), as a
+    /// transition's actions would; after a write another thread has in flight.
+    func writeWaitingJournal() {
+        var write = Machine.Actions()
+        write.writesJournal = true
+        perform(write)
     }
 
     /// How long a requested sync of the journal waits for more completions to share it.

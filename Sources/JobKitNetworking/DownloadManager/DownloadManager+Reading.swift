@@ -28,9 +28,7 @@ extension DownloadManager {
         // one, then writes what is left — on the manager's queue, not blocking this task's thread.
         await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
             configuration.queue.async { [self] in
-                var write = Machine.Actions()
-                write.writesJournal = true
-                perform(write)
+                writeWaitingJournal()
                 written.resume()
             }
         }

@@ -75,4 +75,37 @@ extension DownloadFolder {
     package func openOwnedFile(_ name: String, _ flags: Int32) -> Result<any DownloadFile, POSIXError> {
         openOwnedFile(name, flags, mode: 0o600)
     }
+
+    /// Opens `name` (`openOwnedFile`) and locks it (`lockExclusively(until:)`), then makes sure the
+    /// locked file is still the one under the name: its holder may rename a new file over it (the
+    /// manager's compaction) or remove it (an empty `.part`) before letting go, and a lock on a file
+    /// no longer under the name is worthless. Such a file is opened anew, up to 16 times.
+    func openLockedFile(
+        _ name: String, _ flags: Int32, mode: mode_t, until deadline: UInt64
+    ) -> Result<any DownloadFile, LockedOpenFailure> {
+        for _ in 0...16 {
+            let descriptor: any DownloadFile
+            switch openOwnedFile(name, flags, mode: mode) {
+            case .success(let opened): descriptor = opened
+            case .failure(let error): return .failure(.cannotOpen(error))
+            }
+            if let code = descriptor.lockExclusively(until: deadline) {
+                descriptor.close()
+                return .failure(.cannotLock(code))
+            }
+            if let locked = descriptor.identity(), locked == identity(of: name) { return .success(descriptor) }
+            descriptor.close()
+        }
+        return .failure(.keptChanging)
+    }
+}
+
+/// Why `DownloadFolder.openLockedFile` gave no file.
+enum LockedOpenFailure: Error {
+    /// `openOwnedFile` failed.
+    case cannotOpen(POSIXError)
+    /// The lock failed: `EWOULDBLOCK` when another holder still had it at the deadline, else the `errno`.
+    case cannotLock(Int32)
+    /// The file under the name was replaced or removed as it was locked, 17 times in a row.
+    case keptChanging
 }

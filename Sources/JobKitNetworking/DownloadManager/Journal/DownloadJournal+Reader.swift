@@ -100,7 +100,7 @@ extension DownloadJournal {
                 ignoredLines += 1
                 return
             }
-            switch table.apply(record, rememberingRemovedNames: Self.maximumRemovedNames) {
+            switch table.apply(record) {
             case .applied:
                 highest = max(highest, record.id)
             case .ignored:

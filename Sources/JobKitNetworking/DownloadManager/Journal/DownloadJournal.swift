@@ -90,8 +90,8 @@ enum DownloadJournal {
         }
 
         /// Applies `record`; a removed name is remembered for `leftovers` while fewer than
-        /// `rememberingRemovedNames` are.
-        mutating func apply(_ record: Record, rememberingRemovedNames limit: Int = .max) -> Outcome {
+        /// `Reader.maximumRemovedNames` are.
+        mutating func apply(_ record: Record) -> Outcome {
             switch record.op {
             case .add: return add(record)
             case .state:
@@ -130,7 +130,7 @@ enum DownloadJournal {
             case .remove:
                 guard let entry = entries.removeValue(forKey: record.id) else { return .ignored }
                 names[entry.name] = nil
-                if removed.count < limit { removed.insert(entry.name) }
+                if removed.count < Reader.maximumRemovedNames { removed.insert(entry.name) }
                 return .applied
             }
         }

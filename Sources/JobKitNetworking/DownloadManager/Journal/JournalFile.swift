@@ -119,48 +119,36 @@ final class JournalFile {
         injectedFailure: @escaping @Sendable () -> Int32? = { nil }
     ) throws(DownloadManagerError) -> (JournalFile, DownloadJournal.Contents) {
         let name = DownloadJournal.fileName
-        // The lock is on the journal's inode; compaction renames a new, already locked file over it.
-        // A lock won on an inode that was renamed away meanwhile is worthless: check and try again.
-        // A lock that is busy is tried again for a moment (`SystemCall.lockPatience`).
+        // The lock is on the journal's inode; compaction renames a new, already locked file over it
+        // (`openLockedFile` opens the one under the name anew). A lock that is busy is tried again for
+        // a moment (`SystemCall.lockPatience`).
         let deadline = DispatchTime.now().uptimeNanoseconds + SystemCall.lockPatience
-        var renamedAway = 0
-        while true {
-            let descriptor: any DownloadFile
-            // Only a regular file with one link: never a FIFO (which would block), nor a file
-            // hard-linked from elsewhere (whose mode and bytes are somebody else's).
-            switch folder.openOwnedFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600) {
-            case .success(let opened): descriptor = opened
-            case .failure(let error):
-                let reason =
-                    switch error.code {
-                    case .EINVAL: "it is not a regular file"
-                    case .EMLINK: "it has other hard links, so it is not the manager's"
-                    default: SystemCall.errorText(error.code.rawValue)
-                    }
-                throw .cannotUseDirectory(folder.path, reason: "cannot open \(folder.path(of: name)): \(reason)")
-            }
-            if let code = descriptor.lockExclusively(until: deadline) {
-                descriptor.close()
-                guard code == EWOULDBLOCK else {
-                    throw .cannotUseDirectory(folder.path, reason: SystemCall.errorText(code))
+        // Only a regular file with one link: never a FIFO (which would block), nor a file hard-linked
+        // from elsewhere (whose mode and bytes are somebody else's).
+        let descriptor: any DownloadFile
+        switch folder.openLockedFile(name, O_RDWR | O_CREAT | O_APPEND, mode: 0o600, until: deadline) {
+        case .success(let opened): descriptor = opened
+        case .failure(.cannotOpen(let error)):
+            let reason =
+                switch error.code {
+                case .EINVAL: "it is not a regular file"
+                case .EMLINK: "it has other hard links, so it is not the manager's"
+                default: SystemCall.errorText(error.code.rawValue)
                 }
-                throw .directoryInUse(folder.path)
-            }
-            guard let opened = descriptor.identity(), opened == folder.identity(of: name) else {
-                descriptor.close()
-                renamedAway += 1
-                if renamedAway > 16 { throw .directoryInUse(folder.path) }
-                continue
-            }
-            descriptor.restrictToOwner()
-            let file = JournalFile(
-                folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
-            do {
-                return (file, try file.read())
-            } catch {
-                file.close()
-                throw error
-            }
+            throw .cannotUseDirectory(folder.path, reason: "cannot open \(folder.path(of: name)): \(reason)")
+        case .failure(.cannotLock(let code)) where code != EWOULDBLOCK:
+            throw .cannotUseDirectory(folder.path, reason: SystemCall.errorText(code))
+        case .failure(.cannotLock), .failure(.keptChanging):
+            throw .directoryInUse(folder.path)
+        }
+        descriptor.restrictToOwner()
+        let file = JournalFile(
+            folder: folder, durability: durability, descriptor: descriptor, injectedFailure: injectedFailure)
+        do {
+            return (file, try file.read())
+        } catch {
+            file.close()
+            throw error
         }
     }
 
