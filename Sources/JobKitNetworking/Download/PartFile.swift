@@ -62,7 +62,7 @@ final class PartFile: Sendable {
         case .file, .missing: break
         }
         guard folder.isWritable else { throw DownloadError(kind: .folderNotWritable, path: folder.path) }
-        guard ActiveDestinations.claim(destination) else {
+        guard folder.destinations.claim(destination) else {
             throw DownloadError(kind: .destinationBusy, path: destination)
         }
         let names = PartNames(for: name)
@@ -75,7 +75,7 @@ final class PartFile: Sendable {
         case .success(let descriptor):
             return PartFile(folder: folder, name: name, names: names, replacing: replacing, descriptor: descriptor)
         case .failure(let failure):
-            ActiveDestinations.release(destination)
+            folder.destinations.release(destination)
             if case .cannotOpen(let code) = failure {
                 throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: names.part))
             }
@@ -314,7 +314,7 @@ final class PartFile: Sendable {
             open.close()
             return open
         }
-        if open != nil { ActiveDestinations.release(destination) }
+        if open != nil { folder.destinations.release(destination) }
     }
 
     private static func writeAll(_ data: Data, to file: any DownloadFile, path: String) throws(DownloadError) {

@@ -111,7 +111,9 @@ public final class DownloadManager: Sendable {
     let syncQueued = LockedBox<Bool>.make(false)
     /// A retry of a failed journal write is queued and has not started.
     let journalRetryQueued = LockedBox<Bool>.make(false)
-    let syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal")
+    /// Where the journal's background syncs run, one at a time, on the manager's queue (a test's
+    /// serial queue runs them in its order with everything else).
+    let syncQueue: DispatchQueue
     /// The URL refresher's tasks that have not answered, by the generation of the run they answer
     /// for: cancelled when their answer is dropped. Never locked with another lock held.
     let refreshes = LockedBox<[UInt64: Task<Void, Never>]>.make([:])
@@ -175,6 +177,7 @@ public final class DownloadManager: Sendable {
         self.directory = directory
         self.configuration = configuration
         self.onUpdate = onUpdate
+        syncQueue = DispatchQueue(label: "JobKitNetworking.DownloadManager.journal", target: configuration.queue)
         let folder = try JournalFile.openFolder(
             root, subfolder: configuration.subfolder, fileSystem: configuration.fileSystem)
         self.folder = folder

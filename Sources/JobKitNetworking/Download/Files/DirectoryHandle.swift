@@ -164,4 +164,6 @@ final class DirectoryHandle: DownloadFolder {
     /// `BootIdentity.current`.
     package var bootIdentity: String? { BootIdentity.current }
 
+    package var destinations: ActiveDestinations { .process }
+
 }

@@ -60,6 +60,10 @@ package protocol DownloadFolder: AnyObject, Sendable {
     /// were never flushed (a power loss, an operating-system crash). A test's file system changes
     /// it at each simulated power loss.
     var bootIdentity: String? { get }
+
+    /// The downloads running to files of this file system in this process (`ActiveDestinations.process`
+    /// on the real one).
+    var destinations: ActiveDestinations { get }
 }
 
 extension DownloadFolder {

@@ -20,9 +20,13 @@ struct DownloadManagerSimulation {
         var invariant: String
         var replay: [String]
 
+        /// `JOBKIT_SIMULATION_REPLAY_LINES`: how many of the last moves a violation shows (40).
+        static let replayLines =
+            ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_REPLAY_LINES"].flatMap { Int($0) } ?? 40
+
         var description: String {
             "schedule \(seed) broke: \(invariant)\nreplay (JOBKIT_SIMULATION_SEED=\(seed) JOBKIT_SIMULATION_SCHEDULES=1):\n"
-                + replay.suffix(40).joined(separator: "\n")
+                + replay.suffix(Self.replayLines).joined(separator: "\n")
         }
     }
 

@@ -70,6 +70,46 @@ import Testing
         for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
     }
 
+    /// The real `DownloadManager` under the same seeds (`LiveManagerSimulation`).
+    @Test func theRealManagerKeepsTheInvariants() async {
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let stop = Locked(false)
+        let tally = await withTaskGroup(of: Tally.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    await offThePool { Self.simulateLive(worker: worker, of: workers, stop: stop) }
+                }
+            }
+            var tally = Tally()
+            for await part in group { tally.add(part) }
+            return tally
+        }
+        let violations = tally.violations.sorted { $0.index < $1.index }
+        print(
+            "simulated the real manager on \(Self.schedules) schedules (seed \(Self.seed)): \(tally.kills) kills, "
+                + "\(tally.faults) injected faults, \(violations.count) invariant violations")
+        if let first = violations.first { print("the first violation came with schedule \(first.index + 1)") }
+        for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
+    }
+
+    private static func simulateLive(worker: Int, of workers: Int, stop: Locked<Bool>) -> Tally {
+        var tally = Tally()
+        for index in stride(from: worker, to: max(schedules, 0), by: workers) {
+            if stop.current { break }
+            let simulation = LiveManagerSimulation(seed: seed &+ UInt64(index))
+            do {
+                try simulation.run(steps: 60)
+            } catch {
+                tally.violations.append((index, error))
+                if stopsAtFirst { stop.withLock { $0 = true } }
+            }
+            tally.kills += simulation.kills
+            tally.powerLosses += simulation.powerLosses
+            tally.faults += simulation.injectedFaults
+        }
+        return tally
+    }
+
     /// Runs the schedules `worker`, `worker + workers`, … (until `stop`: the first violation with
     /// `JOBKIT_SIMULATION_STOP=1`, or the safety deadline).
     private static func simulate(worker: Int, of workers: Int, stop: Locked<Bool>) -> Tally {

@@ -28,19 +28,27 @@ struct JournalReplay {
     /// Nil when the journal replays to `manager`'s items; else what differs.
     mutating func mismatch(_ manager: SimulatedManager, disk: SimulatedDisk) -> String? {
         guard !manager.isClosed else { return nil }
-        var probe = manager.machine
-        var journal = disk.journal
+        return mismatch(manager.machine, journal: disk.journal) { disk.facts($0) }
+    }
+
+    /// Nil when `journal` (the bytes on the disk), with the records `machine` has not handed out yet,
+    /// replays to `machine`'s items, judged against the files `facts` tells of; else what differs.
+    mutating func mismatch<Handle>(
+        _ machine: DownloadManagerStateMachine<Handle>, journal: Data, facts: (String) -> FileFacts
+    ) -> String? {
+        var probe = machine
+        var journal = journal
         switch probe.takeJournal() {
         case .append(let records)?: journal.append(DownloadJournal.encode(records))
         case .rewrite(let header, let records)?: journal = DownloadJournal.encode(header: header, records)
         case nil: break
         }
-        let known = manager.machine.journalEntries
+        let known = machine.journalEntries
         // Of a `.part`, the recovery reads only whether it is there (its length is not compared).
-        let facts = known.flatMap { entry in
-            [disk.facts(entry.name), disk.facts(PartNames(for: entry.name).part) == .missing ? .missing : .directory]
+        let told = known.flatMap { entry in
+            [facts(entry.name), facts(PartNames(for: entry.name).part) == .missing ? .missing : .directory]
         }
-        let input = Input(journal: journal, entries: known, facts: facts)
+        let input = Input(journal: journal, entries: known, facts: told)
         guard input != agreed else { return nil }
         let entries: [DownloadJournal.Entry]
         if let parsed, parsed.journal == journal {
@@ -53,19 +61,19 @@ struct JournalReplay {
             }
             parsed = (journal, entries)
         }
-        if let mismatch = Self.mismatch(entries, known, disk: disk) { return mismatch }
+        if let mismatch = Self.mismatch(entries, known, facts: facts) { return mismatch }
         agreed = input
         return nil
     }
 
     private static func mismatch(
-        _ entries: [DownloadJournal.Entry], _ known: [DownloadJournal.Entry], disk: SimulatedDisk
+        _ entries: [DownloadJournal.Entry], _ known: [DownloadJournal.Entry], facts: (String) -> FileFacts
     ) -> String? {
         let read = entries.map { entry in
             var judged = entry
-            let part = disk.facts(PartNames(for: entry.name).part)
+            let part = facts(PartNames(for: entry.name).part)
             judged.status = JournalRecovery.status(
-                of: entry, file: disk.facts(entry.name), partExists: part != .missing)
+                of: entry, file: facts(entry.name), partExists: part != .missing)
             return judged
         }
         guard read.map(\.id) == known.map(\.id) else {

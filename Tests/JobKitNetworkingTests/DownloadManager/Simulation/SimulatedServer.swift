@@ -27,6 +27,8 @@ struct SimulatedServer {
     }
 
     private(set) var resources: [String: Resource] = [:]
+    /// Answers every request honestly, in full (a schedule's end: what is live must then complete).
+    var honest = false
     /// Every version each resource had, by its content: a completed file must be one of them (a
     /// redirect's mirror's versions count as its origin's).
     private var versions: [String: Set<[UInt8]>] = [:]
@@ -37,6 +39,13 @@ struct SimulatedServer {
     func isVersion(_ bytes: [UInt8], of url: String) -> Bool {
         let url = Self.resource(url)
         return versions[url]?.contains(bytes) == true || versions[Self.mirror(of: url)]?.contains(bytes) == true
+    }
+
+    /// Whether `bytes` begin one version of the resource `url` names (or of its mirror): what a
+    /// `.part` of it may hold.
+    func isPrefixOfVersion(_ bytes: [UInt8], of url: String) -> Bool {
+        let url = Self.resource(url)
+        return (versions[url] ?? []).union(versions[Self.mirror(of: url)] ?? []).contains { $0.starts(with: bytes) }
     }
 
     /// The mirror a resource may redirect to: another host, the same file, validators of its own.
@@ -144,7 +153,7 @@ struct SimulatedServer {
         if let range = headers["Range"], range.hasPrefix("bytes="), range.hasSuffix("-") {
             offset = Int(range.dropFirst(6).dropLast())
         }
-        switch random.int(0...99) {
+        switch honest ? 99 : random.int(0...99) {
         case 0..<6:
             let status = random.pick([500, 503, 429])
             var failing: [String: String] = [:]
@@ -209,7 +218,7 @@ struct SimulatedServer {
             break
         }
         // Honest.
-        let drops = random.chance(12)
+        let drops = !honest && random.chance(12)
         if let offset, validatorMatches {
             guard offset < resource.length else {
                 var range = validators

@@ -53,6 +53,8 @@ struct MemoryDisk: Sendable {
     private var handles: [Int: Handle] = [:]
     /// Bumped by each crash: folders opened before it are dead.
     private(set) var epoch = 0
+    /// The downloads the living process runs (its claims die with it).
+    private(set) var destinations = ActiveDestinations()
     /// The machine's boots: a power loss starts the next one.
     private var boots = 1
     /// The boot identity a folder tells (`DownloadFolder.bootIdentity`): one per boot, or nil
@@ -68,6 +70,7 @@ struct MemoryDisk: Sendable {
     /// The process dies: everything written stays; open files and their locks are gone.
     mutating func kill() {
         epoch += 1
+        destinations = ActiveDestinations()
         handles = [:]
         for id in inodes.keys { inodes[id]!.lock = nil }
     }

@@ -37,7 +37,8 @@ final class MemoryFileSystem: DownloadFileSystem {
             guard disk.folders[path] != nil else {
                 return .failure(POSIXError(disk.facts(path, in: "/") == .missing ? .ENOENT : .ENOTDIR))
             }
-            return .success(MemoryFolder(disk: self.disk, path: path, epoch: disk.epoch))
+            return .success(MemoryFolder(
+                    disk: self.disk, path: path, epoch: disk.epoch, destinations: disk.destinations))
         }
     }
 
@@ -98,6 +99,9 @@ final class MemoryFileSystem: DownloadFileSystem {
         disk.withLock { $0.faults.append(fault) }
     }
 
+    /// Drops the faults that have not acted yet.
+    func clearFaults() { disk.withLock { $0.faults = [] } }
+
     /// The faults that have not acted yet.
     var pendingFaults: [MemoryFault] { disk.withLock { $0.faults } }
 
@@ -106,6 +110,16 @@ final class MemoryFileSystem: DownloadFileSystem {
     /// Puts a file (durable at once: it was there before) under `name` in the folder at `folder`.
     func put(_ data: Data, named name: String, in folder: String) {
         disk.withLock { $0.put(.file(data), named: name, in: folder, durable: true) }
+    }
+
+    /// Puts `planted` (durable at once) under `name` in the folder at `folder`.
+    func plant(_ planted: MemoryFault.Planted, named name: String, in folder: String) {
+        disk.withLock { $0.put(planted, named: name, in: folder, durable: true) }
+    }
+
+    /// What is under `name` in the folder at `folder`.
+    func facts(of name: String, in folder: String) -> FileFacts {
+        disk.withLock { $0.facts(name, in: folder) }
     }
 
     /// The bytes of the file `name` in the folder at `folder`; nil when there is none.

@@ -18,11 +18,14 @@ final class MemoryFolder: DownloadFolder {
     private let disk: Watched<MemoryDisk>
     /// The disk's crash count when it was opened.
     private let epoch: Int
+    /// The claims of the process that opened it.
+    let destinations: ActiveDestinations
 
-    init(disk: Watched<MemoryDisk>, path: String, epoch: Int) {
+    init(disk: Watched<MemoryDisk>, path: String, epoch: Int, destinations: ActiveDestinations) {
         self.disk = disk
         self.path = path
         self.epoch = epoch
+        self.destinations = destinations
     }
 
     /// Runs `body` on the disk for a `name` that is one entry; `EINVAL` for another, `EIO` once dead.
@@ -37,7 +40,9 @@ final class MemoryFolder: DownloadFolder {
     }
 
     func openDirectory(_ name: String) -> Result<any DownloadFolder, POSIXError> {
-        step(name) { $0.openFolder(name, in: path) }.map { MemoryFolder(disk: disk, path: $0, epoch: epoch) }
+        step(name) { $0.openFolder(name, in: path) }.map {
+            MemoryFolder(disk: disk, path: $0, epoch: epoch, destinations: destinations)
+        }
     }
 
     func openFile(_ name: String, _ flags: Int32, mode: mode_t) -> Result<any DownloadFile, POSIXError> {
