@@ -1,4 +1,5 @@
 import Foundation
+import JobKit
 
 /// `Retry-After` parsing.
 enum RetryAfter {
@@ -22,13 +23,24 @@ enum RetryAfter {
 
     /// An HTTP-date (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms).
     static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+        // One formatter per form, made once: making one costs more than the rest of reading a
+        // response (it loads the locale's calendar); every response with a `Last-Modified` reads one.
+        dateFormatters.withLock { formatters in
+            for formatter in formatters {
+                if let date = formatter.date(from: text) { return date }
+            }
+            return nil
         }
-        return nil
     }
+
+    /// The three forms of an HTTP-date, in order; used under the lock (a formatter is not documented
+    /// as safe to share between threads everywhere).
+    private static let dateFormatters = LockedBox<[DateFormatter]>.make(
+        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            return formatter
+        })
 }

@@ -12,6 +12,12 @@ import Testing
 /// stops at the first violation, `JOBKIT_SIMULATION_ZERO_FILL=1` lets a power loss zero-fill unsynced
 /// bytes. It prints `simulated N schedules (seed S): K kills, F injected faults, V invariant
 /// violations` (power losses count as kills), then how many kills were power losses.
+///
+/// Two simulations run under those seeds: `everyScheduleKeepsTheInvariants`, the state machines under
+/// a copy of the executor (`SimulatedManager`), and `theRealManagerKeepsTheInvariants`, the real
+/// `DownloadManager` (`LiveManagerSimulation`). `JOBKIT_SIMULATION_REPLAY_LINES` sets how many of the
+/// last moves a violation shows (40); `JOBKIT_SIMULATION_TRACE=1` prints every move of the real
+/// manager's schedules.
 @Suite struct DownloadManagerSimulationTests {
     static let seed =
         ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_SEED"].flatMap { UInt64($0) }

@@ -45,7 +45,14 @@ struct SimulatedServer {
     /// `.part` of it may hold.
     func isPrefixOfVersion(_ bytes: [UInt8], of url: String) -> Bool {
         let url = Self.resource(url)
-        return (versions[url] ?? []).union(versions[Self.mirror(of: url)] ?? []).contains { $0.starts(with: bytes) }
+        return (versions[url] ?? []).union(versions[Self.mirror(of: url)] ?? []).contains { version in
+            version.count >= bytes.count
+                && version.withUnsafeBytes { whole in
+                    bytes.withUnsafeBytes { part in
+                        part.isEmpty || memcmp(whole.baseAddress!, part.baseAddress!, part.count) == 0
+                    }
+                }
+        }
     }
 
     /// The mirror a resource may redirect to: another host, the same file, validators of its own.
@@ -84,7 +91,15 @@ struct SimulatedServer {
     static func content(_ url: String, version: Int, length: Int) -> [UInt8] {
         let url = url.replacingOccurrences(of: "://mirror-h", with: "://h")
         let hash = url.utf8.reduce(UInt64(version) &* 0x100_0000_01B3) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
-        return (0..<length).map { index in UInt8(truncatingIfNeeded: (hash >> UInt64(index % 8 * 8)) &+ UInt64(index)) }
+        // A plain loop into the buffer: called for every answer, it is most of a debug build's time otherwise.
+        return [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            var index = 0
+            while index < length {
+                buffer[index] = UInt8(truncatingIfNeeded: (hash >> UInt64(index % 8 * 8)) &+ UInt64(index))
+                index += 1
+            }
+            count = length
+        }
     }
 
     /// The resource a URL names: a query (`?sig=2`, a refreshed signed URL) names the same file.
@@ -114,13 +129,24 @@ struct SimulatedServer {
         httpDate(days: servesWeakDates(url) ? 0 : 5000)
     }
 
-    /// An IMF-fixdate `days` days after a fixed day.
+    /// An IMF-fixdate `days` days after a fixed day (2020-09-13 12:26:40 GMT, 1,600,000,000 s after
+    /// the epoch). Written out by hand: a `DateFormatter` made per answer was most of the simulation's time.
     private static func httpDate(days: Int) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: 1_600_000_000 + Double(days) * 86_400))
+        let day = 18_518 + days  // days since 1970-01-01, a Thursday
+        // Howard Hinnant's civil_from_days.
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((day % 7) + 7) % 7]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let twoDigits = dayOfMonth < 10 ? "0\(dayOfMonth)" : "\(dayOfMonth)"
+        return "\(weekday), \(twoDigits) \(months[month - 1]) \(year) 12:26:40 GMT"
     }
 
     /// What the server answers a request with `headers`, in one of its moods (after the redirect the

@@ -37,7 +37,8 @@ final class MemoryFileSystem: DownloadFileSystem {
             guard disk.folders[path] != nil else {
                 return .failure(POSIXError(disk.facts(path, in: "/") == .missing ? .ENOENT : .ENOTDIR))
             }
-            return .success(MemoryFolder(
+            return .success(
+                MemoryFolder(
                     disk: self.disk, path: path, epoch: disk.epoch, destinations: disk.destinations))
         }
     }
