@@ -91,7 +91,9 @@ extension DownloadManager {
         /// fails the manager with `.cannotUseDirectory`, so nothing is written outside the directory.
         /// The journal, `directory` and the items' URLs are the subfolder's.
         public var subfolder: String?
-        /// Where the download jobs run (never the manager's `resultQueue`). Default: a global queue.
+        /// Where the download jobs run, and the journal's background syncs (with `.system`
+        /// durability, one at a time); not where updates are delivered (`resultQueue`). Default: a
+        /// global queue. A serial queue runs all of it one block at a time, in the order it was queued.
         public var queue: DispatchQueue
         /// What a completed file and the journal survive. `.process` (default): the process being
         /// killed or crashing at any moment — no completed file is lost or fetched again, partial

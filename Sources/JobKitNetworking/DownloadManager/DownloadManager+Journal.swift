@@ -20,7 +20,12 @@ extension DownloadManager {
     /// Writes the waiting records to `file`, and syncs it when the machine owes a sync before the
     /// next unlink (`journalSyncOwed`); the journal lock is held. A failure leaves both owed.
     func writeJournal(to file: JournalFile) throws(DownloadManagerError) {
-        let (write, syncs) = state.withLock { ($0.takeJournal(), $0.takeJournalSync()) }
+        let (write, syncs) = state.withLock { machine in
+            // A torn end (a failed write whose lines could not be cut back off) is never appended to:
+            // the journal is written whole, from what the machine knows.
+            if file.isTorn { machine.journal.oweRewrite() }
+            return (machine.takeJournal(), machine.takeJournalSync())
+        }
         if let write {
             do {
                 try Self.apply(write, to: file)

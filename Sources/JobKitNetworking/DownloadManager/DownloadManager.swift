@@ -257,7 +257,15 @@ public final class DownloadManager: Sendable {
                 try writeJournal(to: file)
                 // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
                 if prepared.contains(where: \.isNew) {
-                    try file.appendSynced(DownloadJournal.encodedChunks(Machine.records(of: prepared)))
+                    do throws(DownloadManagerError) {
+                        try file.appendSynced(DownloadJournal.encodedChunks(Machine.records(of: prepared)))
+                    } catch {
+                        // Its lines are still there when they could not be cut back off: the journal is
+                        // written whole now, without them (else with the next write), so that no restart
+                        // restores what this call refused — nor reuses their ids.
+                        if file.isTorn { try? writeJournal(to: file) }
+                        throw error
+                    }
                 }
                 return .success(state.withLock { $0.commit(prepared, now: now()) })
             } catch {

@@ -166,7 +166,7 @@ final class SegmentedDownload: Sendable {
         }
         handler.onBytes = receive
         handler.onData = { data in try data.withUnsafeBytes { try receive($0) } }
-        handler.onComplete = { [self] response, error in
+        handler.onComplete = { [self, unowned handler] response, error in
             if let single { return single.onComplete(response, error) }
             if download.controller.isCancelled { return }
             if fallsBack {
@@ -201,7 +201,7 @@ final class SegmentedDownload: Sendable {
         let receive = { [self] (bytes: UnsafeRawBufferPointer) throws in try write(bytes, with: &writer) }
         handler.onBytes = receive
         handler.onData = { data in try data.withUnsafeBytes { try receive($0) } }
-        handler.onComplete = { [self] _, error in
+        handler.onComplete = { [self, unowned handler] _, error in
             if download.controller.isCancelled { return }
             switch answer {
             case .accept:

@@ -65,6 +65,9 @@ struct JournalBuffer {
         }
     }
 
+    /// The journal's file cannot be appended to (its end is torn): the next write is a whole one.
+    mutating func oweRewrite() { compactionOwed = true }
+
     /// The whole journal is written as `journal` says (what is waiting is in it): counts start again.
     mutating func rewrite(_ journal: (DownloadJournal.Header, DownloadJournal.Compacted)) -> Write {
         records = []

@@ -29,6 +29,10 @@ final class JournalFile {
 
     /// The journal's length in bytes, as this process wrote it.
     private var length: Int64 = 0
+    /// A write or sync failed and cutting the lines back off failed too: the file's end is not what
+    /// the manager knows (a torn line, or records of a call that failed). Nothing is appended to it
+    /// until it is written whole again (`replace`).
+    private(set) var isTorn = false
 
     private init(
         folder: any DownloadFolder, durability: Durability, descriptor: any DownloadFile,
@@ -197,6 +201,9 @@ final class JournalFile {
     /// on a torn one. The chunks are made as they are written: a long batch is never in memory whole.
     func append(_ chunks: some Sequence<Data>) throws(DownloadManagerError) {
         guard let descriptor else { throw .closed }
+        guard !isTorn else {
+            throw .cannotUseDirectory(directory, reason: "cannot append to \(path): its end is torn (it is rewritten)")
+        }
         var written: Int64 = 0
         var failure = injectedFailure()
         if failure == nil {
@@ -207,7 +214,7 @@ final class JournalFile {
             }
         }
         if let failure {
-            _ = descriptor.truncate(to: length)
+            if descriptor.truncate(to: length) != nil { isTorn = true }
             throw .cannotUseDirectory(directory, reason: "cannot write \(path): \(SystemCall.errorText(failure))")
         }
         length += written
@@ -226,6 +233,8 @@ final class JournalFile {
             if let descriptor, descriptor.truncate(to: before) == nil {
                 length = before
                 _ = descriptor.sync()
+            } else {
+                isTorn = true
             }
             throw error
         }
@@ -296,6 +305,7 @@ final class JournalFile {
         descriptor.close()
         self.descriptor = fresh
         length = written
+        isTorn = false
     }
 
     /// Closes the journal, releasing the directory's lock. Only the first call acts.

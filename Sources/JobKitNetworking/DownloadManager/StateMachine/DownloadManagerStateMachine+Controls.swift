@@ -125,8 +125,8 @@ extension DownloadManagerStateMachine {
         return actions
     }
 
-    /// Closes the manager: running items go back to pending (in memory; the journal already says
-    /// so) and their runs are cancelled, the URL refresher's pending answers dropped; waiters get the summary; nothing starts any more. The
+    /// Closes the manager: running items go back to pending (in memory, with an event each; the
+    /// journal already says so) and their runs are cancelled, the URL refresher's pending answers dropped; waiters get the summary; nothing starts any more. The
     /// `.part`s that stopped runs were to remove when they end are removed now (by the caller,
     /// before the directory is released): a run ending after `close()` touches no file, since a
     /// new manager may own the directory by then.
@@ -141,6 +141,8 @@ extension DownloadManagerStateMachine {
             if run.refreshing { actions.dropsRefreshes.append(run.generation) }
             scheduler.runStoppedByClose(host: entry.host, slots: run.slots)
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
+            // An event as every change is: the last update's events replay to its snapshot.
+            actions.wake(outbox.note(.changed(item(id, now: now))))
         }
         isClosed = true
         actions.wake(outbox.close())

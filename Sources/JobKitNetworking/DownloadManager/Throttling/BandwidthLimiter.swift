@@ -46,7 +46,8 @@ package final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
             return delay
         }
 
-        /// Looks again at the waiters `ids` (after a change): each is resumed or waits anew.
+        /// Looks again at the waiters `ids` (after a change): each is resumed or waits anew, in the
+        /// order given (the callers give them in the order they began to wait: the same run repeats).
         mutating func reconsider(_ ids: [Int], now: UInt64) -> [Effect] {
             ids.compactMap { id in
                 guard var waiter = waiters[id] else { return nil }
@@ -93,7 +94,7 @@ package final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
         run(
             state.withLock { state in
                 state.overall.setRate(rate, now: now)
-                return state.reconsider(Array(state.waiters.keys), now: now)
+                return state.reconsider(state.waiters.keys.sorted(), now: now)
             })
     }
 
@@ -113,7 +114,7 @@ package final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
                     state.items[key] = nil
                     for (id, waiter) in state.waiters where waiter.key == key { state.waiters[id]?.itemMark = nil }
                 }
-                return state.reconsider(state.waiters.filter { $0.value.key == key }.map(\.key), now: now)
+                return state.reconsider(state.waiters.filter { $0.value.key == key }.map(\.key).sorted(), now: now)
             })
     }
 
@@ -124,7 +125,7 @@ package final class BandwidthLimiter<Key: Hashable & Sendable>: Sendable {
             state.withLock { state in
                 state.items = [:]
                 for id in state.waiters.keys { state.waiters[id]?.itemMark = nil }
-                return state.reconsider(Array(state.waiters.keys), now: now)
+                return state.reconsider(state.waiters.keys.sorted(), now: now)
             })
     }
 

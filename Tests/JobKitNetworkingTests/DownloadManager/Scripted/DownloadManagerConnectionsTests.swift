@@ -91,6 +91,34 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("small")) == small)
     }
 
+    /// A manager that ran split downloads is released once closed and let go of: a split's first
+    /// connection held itself (its end read its own handler), and with it the split, the download and
+    /// the manager. Found by the simulation of the real manager (its managers' memory grew).
+    @Test(arguments: [true, false]) func aManagerThatRanSplitsIsReleased(ranges: Bool) async throws {
+        let big = largePattern(2 << 20, seed: 9)
+        let transport = GatedTransport(opensAt: 1) { request in Self.answer(request, body: big, ranges: ranges) }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        var configuration = testConfiguration(log, maxConcurrent: 2)
+        let scheduler = TestScheduler()
+        configuration.scheduler = scheduler
+        configuration.httpTransport = transport
+        var manager: DownloadManager? = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
+        weak let released = manager
+        try manager!.add(contentsOf: [.init(url: URL(string: "http://scripted.test/big")!, connections: 2)])
+        await transport.untilOpen()
+        transport.open()
+        let summary = await manager!.waitUntilFinished()
+        #expect(summary.completed.count == 1)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("big")) == big)
+        manager!.close()
+        manager = nil
+        // The timers that never came due (a delivery's, say) hold the manager until they run.
+        scheduler.run()
+        await eventually("the closed manager is released") { released == nil }
+    }
+
     /// A split resumed with fewer slots than ranges left opens no more connections than it holds:
     /// the other ranges wait for one to finish, and the file ends byte-exact.
     @Test func aResumedSplitOpensNoMoreConnectionsThanItsSlots() async throws {

@@ -175,6 +175,30 @@ import Testing
         #expect(world.transport.requests.isEmpty)
     }
 
+    /// When the sync of an `add`'s lines fails and cutting them back off fails too, the journal is
+    /// written whole without them at once: no restart restores what the call refused, and a later
+    /// `add` is not appended after lines whose ids it would reuse. Found by the simulation of the
+    /// real manager (the journal replayed to items 1 and 2, the manager had none).
+    @Test func anAddWhoseLinesCannotBeCutBackRewritesTheJournalWithoutThem() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let manager = try world.open(durability: .system)
+        world.disk.fail(.sync, name: DownloadJournal.fileName, with: EIO)
+        world.disk.fail(.truncate, name: DownloadJournal.fileName, with: EIO)
+        #expect(throws: DownloadManagerError.self) { try manager.add(world.url) }
+        #expect(manager.items.isEmpty)
+        let journal = try #require(world.contents(of: DownloadJournal.fileName))
+        #expect(try DownloadJournal.parse(journal).entries.isEmpty)
+
+        let other = try manager.add(URL(string: "http://scripted.test/other.bin")!)
+        world.disk.kill()
+        manager.abandonForTesting()
+        let next = try world.open(durability: .system)
+        defer { next.close() }
+        #expect(next.items.map(\.id) == [other])
+        #expect(next.items.map(\.name) == ["other.bin"])
+        #expect(next.journalProblems.isEmpty)
+    }
+
     /// A `.part` that cannot be created (EACCES) fails the item with a `file` failure naming it and
     /// the system's words, before any request.
     @Test func aPartThatCannotBeCreatedFailsTheItemBeforeAnyRequest() async throws {

@@ -86,14 +86,22 @@ import Testing
                     await offThePool { Self.simulateLive(worker: worker, of: workers, stop: stop) }
                 }
             }
+            // A safety net, never the way it passes: the schedules after it are not started.
+            let deadline = Task {
+                guard (try? await Task.sleep(for: .seconds(900))) != nil else { return }
+                stop.withLock { $0 = true }
+                Issue.record("the simulation of the real manager had not ended after 15 minutes: stopped")
+            }
             var tally = Tally()
             for await part in group { tally.add(part) }
+            deadline.cancel()
             return tally
         }
         let violations = tally.violations.sorted { $0.index < $1.index }
         print(
             "simulated the real manager on \(Self.schedules) schedules (seed \(Self.seed)): \(tally.kills) kills, "
                 + "\(tally.faults) injected faults, \(violations.count) invariant violations")
+        print("of the kills, \(tally.powerLosses) were power losses")
         if let first = violations.first { print("the first violation came with schedule \(first.index + 1)") }
         for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
     }

@@ -31,12 +31,23 @@ final class LiveManagerSimulation: @unchecked Sendable {
         var closed: [DownloadManager] = []
 
         init(number: Int) { queue = DispatchQueue(label: "simulated process \(number)") }
+
+        /// After the schedule, on its queue: its managers closed, its timers run out (they hold the
+        /// managers, which hold the scheduler).
+        func end() {
+            manager?.close()
+            scheduler.run()
+        }
     }
 
     let seed: UInt64
     private var random: SimulationRandom
     private let disk = MemoryFileSystem()
-    private let folder = "/simulated/downloads"
+    /// The directory the managers open, and the folder their files go to (a subfolder of it, in some
+    /// schedules).
+    private let root = "/simulated/downloads"
+    private let subfolder: String?
+    private var folder: String { subfolder.map { root + "/" + $0 } ?? root }
     private var server = SimulatedServer()
     private var process = Process(number: 0)
     /// Killed processes: their queues stay suspended until the schedule ends.
@@ -44,6 +55,8 @@ final class LiveManagerSimulation: @unchecked Sendable {
     private let durability: Durability
     private let perHost: Int?
     private let retries: Bool
+    private let startsRestored: Bool
+    private let overallLimit: Int64?
     private let urls: [URL]
     private var log: [String] = []
     private(set) var kills = 0
@@ -62,6 +75,14 @@ final class LiveManagerSimulation: @unchecked Sendable {
     private var removing: [ItemID: String] = [:]
     private var removed: Set<ItemID> = []
     private var replay = JournalReplay()
+    /// Names an item was added under with `replacesExistingFile`: what is under them may be replaced.
+    private var replacing: Set<String> = []
+    /// `.part`s a power loss left with no record of their item, and files whose unlink was made to fail.
+    private var orphaned: Set<String> = []
+    /// The items as the updates so far tell them (the events replayed), by id.
+    private var replayed: [ItemID: DownloadManager.State] = [:]
+    /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
+    private var opened = 0
     /// The `.part`s last found sound, by item name (most moves change none).
     private var checkedParts: [String: Data] = [:]
 
@@ -71,6 +92,9 @@ final class LiveManagerSimulation: @unchecked Sendable {
         durability = random.chance(50) ? .system : .process
         perHost = random.chance(30) ? 1 : nil
         retries = random.chance(60)
+        subfolder = random.chance(20) ? "sub/dir" : nil
+        startsRestored = random.chance(80)
+        overallLimit = random.chance(15) ? 3000 : nil
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
         for url in urls {
             server.add(url.absoluteString, length: random.int(0...9000), hasETag: random.chance(70))
@@ -85,11 +109,18 @@ final class LiveManagerSimulation: @unchecked Sendable {
             open()
             next(steps: steps, settling: 4000)
         }
-        done.wait()
-        // Nothing more is checked: the dead processes' queues may run what they held, on a dead disk.
+        // A deadline, never the way a schedule ends: a block of the manager that never returns
+        // would hang the test run.
+        guard done.wait(timeout: .now() + 120) == .success else {
+            throw violation("the schedule hung (its queue ran no move for two minutes)")
+        }
+        // Nothing more is checked. The managers are closed, so that their stopped runs end and let go
+        // of them; the dead processes' queues run what they held, on a dead disk.
+        process.queue.sync { process.end() }
         for process in dead {
             process.transport.dropAll()
             process.queue.resume()
+            process.queue.async { process.end() }
         }
         if ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_TRACE"] == "1" {
             print(log.joined(separator: "\n"))
@@ -147,12 +178,24 @@ final class LiveManagerSimulation: @unchecked Sendable {
         configuration.fileSystem = disk
         configuration.durability = durability
         configuration.testHooks.partSyncInterval = 1024
+        configuration.subfolder = subfolder
+        configuration.startsRestoredItems = startsRestored
+        configuration.maxBytesPerSecond = overallLimit
+        // Journal first: nothing is unlinked that the journal on the disk still needs.
+        configuration.testHooks.beforeUnlink = { [weak self] names in self?.checkUnlink(names) }
         let faults = disk.pendingFaults.count
         do {
+            replayed = [:]
+            opened += 1
+            let number = opened
             process.manager = try DownloadManager(
-                directory: URL(fileURLWithPath: folder), configuration: configuration, resultQueue: process.queue,
-                updateHandler: nil)
-            note("open (\(durability)): restored \(machine!.ids.map(\.rawValue))")
+                directory: URL(fileURLWithPath: root), configuration: configuration, resultQueue: process.queue,
+                updateHandler: { [weak self] update in
+                    if let self, number == opened { replayUpdate(update) }
+                })
+            note(
+                "open (\(durability)\(subfolder == nil ? "" : ", subfolder")\(startsRestored ? "" : ", held")): "
+                    + "restored \(machine!.ids.map(\.rawValue))")
         } catch {
             note("open refused: \(error)")
             if disk.pendingFaults.count == faults { broken = "a manager could not open its folder: \(error)" }
@@ -170,7 +213,7 @@ final class LiveManagerSimulation: @unchecked Sendable {
             open()
             return checkRestored()
         }
-        let transfers = process.transport.transfers
+        let transfers = process.transport.ready
         switch random.int(0...99) {
         case 0..<50 where !transfers.isEmpty:
             let transfer = random.pick(transfers)
@@ -214,25 +257,21 @@ final class LiveManagerSimulation: @unchecked Sendable {
         do throws(DownloadManagerError) {
             switch random.int(0...11) {
             case 0, 1, 2, 3:
-                let url = random.pick(urls)
-                let name = random.chance(90) ? url.lastPathComponent : random.pick(["../x", "notes.txt", "f0.bin"])
-                // A checksum of the current version, sometimes: a later version fails it.
-                let checksum =
-                    random.chance(25)
-                    ? server.resources[url.absoluteString].map {
-                        Checksum.sha256(
-                            of: SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length))
-                    } : nil
-                note("add \(name)\(checksum == nil ? "" : " with a checksum")")
+                let requests = (0..<(random.chance(30) ? 2 : 1)).map { _ in request() }
+                note("add \(requests.map(describe).joined(separator: ", "))")
                 // A failed add may still be in the journal (its sync failed after the write).
                 let faults = disk.pendingFaults.count
                 do {
-                    let id = try manager.add(url, name: name, checksum: checksum)
-                    added.insert(id)
-                    removed.remove(id)
-                    note("  -> \(id.rawValue)")
+                    let ids = try manager.add(contentsOf: requests)
+                    added.formUnion(ids)
+                    removed.subtract(ids)
+                    for request in requests where request.replacesExistingFile { replacing.insert(request.name!) }
+                    note("  -> \(ids.map(\.rawValue))")
                 } catch {
-                    if disk.pendingFaults.count != faults { added.insert(ItemID(rawValue: machine.items.nextID)) }
+                    if disk.pendingFaults.count != faults {
+                        let next = machine.items.nextID
+                        added.formUnion((next..<next + UInt64(requests.count)).map { ItemID(rawValue: $0) })
+                    }
                     throw error
                 }
             case 4 where id != nil:
@@ -249,10 +288,8 @@ final class LiveManagerSimulation: @unchecked Sendable {
                 let name = machine.item(id!, now: 0).name
                 note("remove \(id!.rawValue) deletingFile: \(deleting)")
                 removing[id!] = name
-                // Its file goes, or stays as the user's.
-                if let bytes = completed.removeValue(forKey: name), !deleting || !manager.mayDeleteFile(of: id!) {
-                    foreign[name] = .file(bytes)
-                }
+                // Its file may go (or stay: what the name then holds is nobody's to check).
+                completed[name] = nil
                 try manager.remove(id!, deletingFile: deleting)
             case 8:
                 let limit = random.int(1...3)
@@ -262,6 +299,18 @@ final class LiveManagerSimulation: @unchecked Sendable {
                 let which = random.int(0...2)
                 note(["suspendAll", "resumeAll", "cancelAll"][which])
                 [manager.suspendAll, manager.resumeAll, manager.cancelAll][which]()
+            case 10 where id != nil && random.chance(50):
+                // A refreshed (signed) URL of the same file: the `.part` may resume from it.
+                let base = SimulatedServer.resource(machine.item(id!, now: 0).url.absoluteString)
+                let fresh = URL(string: "\(base)?sig=\(random.int(1...3))")!
+                note("replaceURL \(id!.rawValue) \(fresh.absoluteString)")
+                try manager.replaceURL(id!, with: fresh)
+            case 11 where random.chance(30):
+                let deleting = random.chance(50)
+                note("removeAll(deletingFiles: \(deleting))")
+                for id in ids { removing[id] = machine.item(id, now: 0).name }
+                completed = [:]
+                manager.removeAll(deletingFiles: deleting)
             case 10:
                 note("close")
                 manager.close()
@@ -276,6 +325,33 @@ final class LiveManagerSimulation: @unchecked Sendable {
         }
     }
 
+    /// A request for one of the server's files: mostly under its own name, sometimes with a checksum
+    /// of its current version (a later version fails it), over several connections, with a header, a
+    /// speed limit, or replacing what is under its name.
+    private func request() -> DownloadManager.Request {
+        let url = random.pick(urls)
+        let name = random.chance(90) ? url.lastPathComponent : random.pick(["../x", "notes.txt", "f0.bin"])
+        let checksum =
+            random.chance(25)
+            ? server.resources[url.absoluteString].map {
+                Checksum.sha256(of: SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length))
+            } : nil
+        return DownloadManager.Request(
+            url: url, name: name, checksum: checksum, replacesExistingFile: random.chance(8),
+            headers: random.chance(20) ? [try! .init("X-Token", "1")] : [],
+            maxBytesPerSecond: random.chance(15) ? 1500 : nil, connections: random.chance(30) ? random.int(2...4) : 1)
+    }
+
+    private func describe(_ request: DownloadManager.Request) -> String {
+        var traits: [String] = []
+        if request.checksum != nil { traits.append("checksum") }
+        if request.replacesExistingFile { traits.append("replacing") }
+        if !request.headers.isEmpty { traits.append("header") }
+        if let limit = request.maxBytesPerSecond { traits.append("\(limit) B/s") }
+        if request.connections > 1 { traits.append("\(request.connections) connections") }
+        return request.name! + (traits.isEmpty ? "" : " (" + traits.joined(separator: ", ") + ")")
+    }
+
     private func fault() {
         let names =
             [DownloadJournal.fileName]
@@ -287,6 +363,8 @@ final class LiveManagerSimulation: @unchecked Sendable {
         let name = random.pick(names)
         let code = random.pick([ENOSPC, EIO, EACCES])
         disk.fail(operation, name: name, with: code, skipping: random.int(0...2))
+        // A file whose unlink failed stays where it is: nothing removes it later.
+        if operation == .unlink { orphaned.insert(name) }
         injectedFaults += 1
         note("disk: a coming \(operation) of \(name) fails \(code)")
     }
@@ -322,6 +400,15 @@ final class LiveManagerSimulation: @unchecked Sendable {
             disk.kill()
             note("kill -9")
         }
+        // Killed while writing a `.part`'s metadata: its temporary file is left.
+        if let transfer = process.transport.transfers.first, random.chance(30),
+            let name = machine?.ids.map({ machine!.item($0, now: 0).name }).first(where: {
+                transfer.request.url!.lastPathComponent == $0
+            })
+        {
+            disk.plant(.file(Data("{\"url".utf8)), named: PartNames(for: name).metadataTemporary, in: folder)
+            note("  (killed writing \(name)'s metadata)")
+        }
         process.queue.suspend()
         process.transport.dropAll()
         dead.append(process)
@@ -339,8 +426,36 @@ final class LiveManagerSimulation: @unchecked Sendable {
                 return disk.contents(of: name, in: folder) == data
             }
         }
+        if power {
+            // A `.part` whose item's records the power took is nobody's now: nothing removes it.
+            let names = Set(
+                (disk.contents(of: DownloadJournal.fileName, in: folder).flatMap { try? DownloadJournal.parse($0) }?
+                    .entries ?? []).map(\.name))
+            for name in disk.names(in: folder)
+            where name.hasSuffix(".part") && !names.contains(String(name.dropLast(5))) {
+                orphaned.insert(name)
+            }
+        }
+        if random.chance(5) { plantRecord() }
         // The new process opens the folder in the next move, on its own queue: this one is the dead
         // process's, and what the new manager queues would run beside it.
+    }
+
+    /// A record planted in the journal, naming a file outside the folder or a URL of another scheme.
+    private func plantRecord() {
+        guard var journal = disk.contents(of: DownloadJournal.fileName, in: folder), !journal.isEmpty else { return }
+        var record = DownloadJournal.Record(op: .add, id: UInt64(900 + random.int(0...9)))
+        if random.chance(50) {
+            record.url = "http://h0.example/x"
+            record.name = random.pick(["../x", "a/b", ".", "..", DownloadJournal.fileName])
+        } else {
+            record.url = random.pick(["file:///etc/passwd", "ftp://h0.example/x", "not a url"])
+            record.name = "x.bin"
+        }
+        // On a line of its own, also after a torn last line.
+        if journal.last != UInt8(ascii: "\n") { journal.append(UInt8(ascii: "\n")) }
+        disk.plant(.file(journal + DownloadJournal.encode([record])), named: DownloadJournal.fileName, in: folder)
+        note("user: a record for \(record.name!) from \(record.url!) is planted in the journal")
     }
 
     /// The journal on the disk is the last word: a removal it no longer has an item of is final.
@@ -372,7 +487,7 @@ final class LiveManagerSimulation: @unchecked Sendable {
             checkRestored()
             return true
         }
-        let transfers = process.transport.transfers
+        let transfers = process.transport.ready
         if !transfers.isEmpty {
             let transfer = random.pick(transfers)
             let what = process.transport.step(transfer, server: server, random: &random)
@@ -389,6 +504,13 @@ final class LiveManagerSimulation: @unchecked Sendable {
             settledTurns = 0
             note("resumeAll")
             manager.resumeAll()
+            if !startsRestored {
+                // Restored items wait to be added again.
+                for id in machine.ids where !isFinal(machine.item(id, now: 0)) {
+                    let item = machine.item(id, now: 0)
+                    _ = try? manager.add(item.url, name: item.name, checksum: item.checksum)
+                }
+            }
             return true
         }
         // A block queued by the last move may still start something: one more turn of the queue.
@@ -412,9 +534,22 @@ final class LiveManagerSimulation: @unchecked Sendable {
         }
     }
 
-    /// Once nothing is left to happen: every item is completed, or failed for a reason of its own.
+    /// Once nothing is left to happen: every item is completed, or failed for a reason of its own,
+    /// and every `.part` is an item's that may resume it.
     private func checkSettled() throws(Violation) {
         guard let machine else { throw violation("no manager at the end") }
+        let owners = Dictionary(machine.ids.map { (machine.item($0, now: 0).name, $0) }) { first, _ in first }
+        for name in disk.names(in: folder)
+        where name.hasSuffix(".part") && foreign[name] == nil && !orphaned.contains(name) {
+            let owner = owners[String(name.dropLast(5))].map { machine.item($0, now: 0) }
+            switch owner?.state {
+            case nil: throw violation("\(name) is left with no item")
+            case .cancelled?, .completed?: throw violation("\(name) is left beside a \(owner!.state.name) item")
+            case .failed(let failure)? where failure.kind == .checksumMismatch:
+                throw violation("\(name) is left after a checksum mismatch")
+            default: break
+            }
+        }
         for id in machine.ids where !isFinal(machine.item(id, now: 0)) {
             let item = machine.item(id, now: 0)
             throw violation(
@@ -427,7 +562,7 @@ final class LiveManagerSimulation: @unchecked Sendable {
 
     private func check() throws(Violation) {
         if let broken { throw violation(broken) }
-        for (name, planted) in foreign where !name.hasSuffix(".part") {
+        for (name, planted) in foreign where !name.hasSuffix(".part") && !replacing.contains(name) {
             switch planted {
             case .file(let data) where disk.contents(of: name, in: folder) != data:
                 throw violation("a file the manager does not own was touched: \(name)")
@@ -443,12 +578,24 @@ final class LiveManagerSimulation: @unchecked Sendable {
         for id in machine.ids {
             let item = machine.item(id, now: 0)
             if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
-            let url = item.url.absoluteString
-            if foreign[item.name + ".part"] == nil, let part = disk.contents(of: item.name + ".part", in: folder),
-                checkedParts[item.name] != part
+            if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
+            if let expected = item.progress.expected, expected > DownloadLimits.maximumLength {
+                throw violation("\(item.name) expects \(expected) bytes, past the limit")
+            }
+            // Every `.part` that is this item's (by its metadata; another item's, removed, waits to be
+            // unlinked) is the start of one version of its resource, and no longer than its total.
+            let parts = PartNames(for: item.name)
+            if foreign[parts.part] == nil, let part = disk.contents(of: parts.part, in: folder),
+                checkedParts[item.name] != part,
+                let data = disk.contents(of: parts.metadata, in: folder),
+                let metadata = try? JSONDecoder().decode(PartMetadata.self, from: data), metadata.item == id.rawValue
             {
-                guard server.isPrefixOfVersion(Array(part), of: url) else {
-                    throw violation("\(item.name).part (\(part.count) bytes) is not the start of any version of \(url)")
+                if let total = metadata.total, part.count > total {
+                    throw violation("\(parts.metadata) says \(total) bytes; its .part has \(part.count)")
+                }
+                guard server.isPrefixOfVersion(Array(part), of: item.url.absoluteString) else {
+                    throw violation(
+                        "\(parts.part) (\(part.count) bytes) is not the start of any version of \(item.url)")
                 }
                 checkedParts[item.name] = part
             }
@@ -457,7 +604,7 @@ final class LiveManagerSimulation: @unchecked Sendable {
             guard let bytes = disk.contents(of: item.name, in: folder) else {
                 throw violation("\(item.name) is completed with no file")
             }
-            guard server.isVersion(Array(bytes), of: url) else {
+            guard server.isVersion(Array(bytes), of: item.url.absoluteString) else {
                 throw violation("\(item.name) is completed with bytes of no single version (a splice)")
             }
             if let checksum = item.checksum, Checksum.digest(checksum.algorithm, of: Array(bytes)) != checksum {
@@ -466,7 +613,9 @@ final class LiveManagerSimulation: @unchecked Sendable {
             completed[item.name] = bytes
         }
         let totals = machine.summary(now: 0).totals
-        if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected {
+        if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected
+            || totals.receivedOfUnknownLength < 0 || !(0...1).contains(totals.fraction ?? 0)
+        {
             throw violation("totals out of bounds: \(totals)")
         }
         let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
@@ -477,11 +626,62 @@ final class LiveManagerSimulation: @unchecked Sendable {
         }
     }
 
+    /// Before the manager unlinks `names` (its own test hook): the journal on the disk already says
+    /// why. A file or `.part` of a name whose item the journal still has as finishing or completed
+    /// must stay: a process killed now would restore that item with its file or `.part` gone.
+    private func checkUnlink(_ names: [String]) {
+        guard let journal = disk.contents(of: DownloadJournal.fileName, in: folder),
+            let entries = try? DownloadJournal.parse(journal).entries
+        else { return }
+        for name in names {
+            let item = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            guard let entry = entries.first(where: { $0.name == item }) else { continue }
+            switch entry.status {
+            case .finishing, .completed: broken = "\(name) was unlinked while the journal has \(item) \(entry.status)"
+            default: break
+            }
+        }
+    }
+
+    /// An update the live manager delivered: its events replay to its snapshot of the items.
+    private func replayUpdate(_ update: DownloadManager.Update) {
+        note(
+            "    update \(update.events.map { "\($0)".prefix(60) }) -> \(update.items.map { "\($0.id): \($0.state)" })")
+        for event in update.events {
+            switch event {
+            case .changed(let item): replayed[item.id] = item.state
+            case .removed(let item): replayed[item.id] = nil
+            case .allFinished: break
+            }
+        }
+        let snapshot = Dictionary(update.items.map { ($0.id, $0.state) }) { first, _ in first }
+        if snapshot != replayed {
+            broken =
+                "the updates replay to \(replayed), not to their snapshot \(snapshot) (events: \(update.events))"
+        }
+    }
+
     /// After a restart: only items an `add` returned, none removed for good.
     private func checkRestored() {
         guard let machine else { return }
-        for id in machine.ids where !added.contains(id) {
-            broken = "item \(id.rawValue), never added, is restored"
+        for id in machine.ids {
+            let item = machine.item(id, now: 0)
+            if !added.contains(id) { broken = "item \(id.rawValue), never added, is restored" }
+            if (try? DownloadManager.checkName(item.name)) == nil {
+                broken = "item \(id.rawValue) is restored with the name \(item.name)"
+            }
+            let parts = PartNames(for: item.name)
+            if disk.facts(of: parts.metadataTemporary, in: folder) != .missing,
+                !orphaned.contains(parts.metadataTemporary)
+            {
+                broken = "\(parts.metadataTemporary) is left after a restore"
+            }
+            if disk.facts(of: parts.metadata, in: folder) != .missing,
+                disk.facts(of: parts.part, in: folder) == .missing,
+                !orphaned.contains(parts.metadata)
+            {
+                broken = "\(parts.metadata) is left without its .part after a restore"
+            }
         }
     }
 }

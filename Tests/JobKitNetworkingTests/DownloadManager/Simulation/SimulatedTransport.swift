@@ -26,14 +26,19 @@ final class SimulatedTransport: HTTPTransport, @unchecked Sendable {
         let handler: TransferHandler
         /// Set by the run's cancel (on the queue, inline).
         var cancelled = false
+        /// The speed limit, and its wait while the transfer may not read on.
+        let throttle: Throttle?
+        var wait: Throttle.Wait?
+        var paused = false
         /// Nil until answered.
         var answer: SimulatedServer.Response?
         var response: HTTPURLResponse?
         var sent = 0
 
-        init(request: URLRequest, handler: TransferHandler) {
+        init(request: URLRequest, handler: TransferHandler, throttle: Throttle?) {
             self.request = request
             self.handler = handler
+            self.throttle = throttle
         }
     }
 
@@ -46,13 +51,20 @@ final class SimulatedTransport: HTTPTransport, @unchecked Sendable {
         _ request: URLRequest, handler: TransferHandler, for controller: Job<URL>.Controller,
         context: ServiceContext?, logger: Logger?, throttle: Throttle?
     ) {
-        let transfer = Transfer(request: request, handler: handler)
+        let transfer = Transfer(request: request, handler: handler, throttle: throttle)
         let range = request.value(forHTTPHeaderField: "Range").map { " \($0)" } ?? ""
         let ifRange = request.value(forHTTPHeaderField: "If-Range").map { " If-Range \($0)" } ?? ""
         started.append("GET \(request.url!.absoluteString)\(range)\(ifRange)")
         transfers.append(transfer)
-        controller.onCancel { transfer.cancelled = true }
+        controller.onCancel {
+            transfer.cancelled = true
+            transfer.paused = false
+            if let wait = transfer.wait { transfer.throttle?.cancel(wait) }
+        }
     }
+
+    /// The transfers with a callback to come now (not waiting for their speed limit).
+    var ready: [Transfer] { transfers.filter { !$0.paused } }
 
     /// A killed process's network: nothing more arrives.
     func dropAll() { transfers = [] }
@@ -102,6 +114,16 @@ final class SimulatedTransport: HTTPTransport, @unchecked Sendable {
         handler.received += Int64(count)
         do {
             try handler.onData(piece)
+            if let throttle = transfer.throttle {
+                // As a client does: the next read waits for the limit (resumed from the scheduler, on
+                // the queue).
+                transfer.paused = true
+                transfer.wait = throttle.consumed(count) {
+                    transfer.paused = false
+                    transfer.wait = nil
+                }
+                if transfer.wait == nil { transfer.paused = false }
+            }
         } catch {
             handler.failure = error
             end(transfer, error: error)

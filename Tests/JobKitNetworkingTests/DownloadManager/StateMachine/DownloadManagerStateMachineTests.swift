@@ -368,6 +368,24 @@ import Testing
         #expect(late.starts.isEmpty && lateKept.starts.isEmpty)
     }
 
+    @Test func closeTellsEachRunningItemItIsPendingAgain() throws {
+        // Found by the simulation of the real manager: the last update's snapshot said pending while
+        // its events (none) left the item running.
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        _ = machine.attach(41, to: ids[0], generation: actions.starts[0].generation)
+        let delivered = machine.beginNumberedDelivery(.now, now: 1)
+        _ = machine.endDelivery(now: 1)
+        #expect(delivered?.delivery.update.items.map(\.state) == [.running, .pending])
+
+        _ = machine.close(now: 2)
+
+        let final = machine.beginNumberedDelivery(.now, now: 2)
+        let last = try #require(final).delivery.update
+        #expect(last.events == [.changed(last.items[0])])
+        #expect(last.items.map(\.state) == [.pending, .pending])
+    }
+
     @Test func suspendingAndResumingBehindABlockedHeadLeavesNoGrowingQueue() throws {
         // One slot for host a, taken; b waits at the head; c is suspended and resumed again and
         // again behind it: each resume adds a slot, and the stale ones must not pile up.
