@@ -1,20 +1,26 @@
+import Dispatch
 import Foundation
 import JobKit
+import JobKitTesting
 
 @testable import JobKitNetworking
 
-/// One schedule of the simulation: a seed drives the server, the disk, the controls, kills, power
-/// losses and the order of every callback; after every step the invariants (`SimulationLedger`) are
-/// checked, the journal's replay among them.
+/// One schedule of the real `DownloadManager` under the simulation: the code that ships, on a
+/// `MemoryFileSystem`, a `SimulatedTransport` and a `TestScheduler`, every hop of it on one serial
+/// queue per simulated process. The seed picks each next move — a transport callback, time moving
+/// (retries, deliveries, journal syncs and retries, speed limits), a control, a disk fault, the server
+/// changing, a file appearing, a kill or a power loss — and the invariants are checked after every move.
 ///
-/// What runs for real: `DownloadManagerStateMachine` (item table, host scheduler, name guard, journal
-/// buffer), `DownloadAttemptStateMachine`, the journal's format (`DownloadJournal`) and its recovery
-/// (`JournalRecovery`), checksums. What is mirrored: the executors (`SimulatedManager` for
-/// `DownloadManager`'s I/O and `perform`, `SimulatedRun` for `Download`'s), the file system
-/// (`SimulatedDisk`) and the server and transport (`SimulatedServer`).
-struct DownloadManagerSimulation {
+/// **Determinism.** The manager's queue, its result queue and its journal's syncs are the process's
+/// serial queue, and every move is a block on it that queues the next one: what the manager queues
+/// runs between moves, in an order the seed alone decides. A kill suspends the process's queue for
+/// good (nothing of it runs again while the schedule goes on) and drops its transfers.
+// Safety: every property is used only from the blocks of the live process's serial queue (one at a
+// time, each after the one before), and from `run` before the first and after the last.
+final class DownloadManagerSimulation: @unchecked Sendable {
     typealias ItemID = DownloadManager.ItemID
 
+    /// An invariant a schedule broke, and the moves that led there.
     struct Violation: Error, CustomStringConvertible {
         var seed: UInt64
         var invariant: String
@@ -30,210 +36,529 @@ struct DownloadManagerSimulation {
         }
     }
 
+    /// A process: its queue, its time, its network, its managers.
+    final class Process: @unchecked Sendable {
+        let queue: DispatchQueue
+        let scheduler = TestScheduler()
+        let transport = SimulatedTransport()
+        var manager: DownloadManager?
+        /// Managers closed in this process: their stopped runs still end here.
+        var closed: [DownloadManager] = []
+
+        init(number: Int) { queue = DispatchQueue(label: "simulated process \(number)") }
+
+        /// After the schedule, on its queue: its managers closed, its timers run out (they hold the
+        /// managers, which hold the scheduler).
+        func end() {
+            manager?.close()
+            scheduler.run()
+        }
+    }
+
     let seed: UInt64
     private var random: SimulationRandom
-    private var disk = SimulatedDisk()
+    private let disk = MemoryFileSystem()
+    /// The directory the managers open, and the folder their files go to (a subfolder of it, in some
+    /// schedules).
+    private let root = "/simulated/downloads"
+    private let subfolder: String?
+    private var folder: String { subfolder.map { root + "/" + $0 } ?? root }
     private var server = SimulatedServer()
-    private var manager: SimulatedManager?
-    private var ledger = SimulationLedger()
+    private var process = Process(number: 0)
+    /// Killed processes: their queues stay suspended until the schedule ends.
+    private var dead: [Process] = []
+    private let durability: Durability
+    private let perHost: Int?
+    private let retries: Bool
+    private let startsRestored: Bool
+    private let overallLimit: Int64?
+    private let urls: [URL]
     private var log: [String] = []
-    /// Kills, power losses included.
     private(set) var kills = 0
     private(set) var powerLosses = 0
-    private var limit = 2
-    private let perHost: Int?
-    private let durability: Durability
-    private let urls: [URL]
-    /// Managers closed while their runs were still going: the runs end later, with no lock held.
-    private var closed: [SimulatedManager] = []
-    /// An invariant a move saw broken, for the next check.
-    private var broken: String?
+    private(set) var injectedFaults = 0
+    private(set) var moves = 0
 
-    /// `JOBKIT_SIMULATION_ZERO_FILL=1`: a power loss may read a file's unsynced bytes as zeros (ext4's
-    /// `data=writeback`), not only lose them.
-    static let zeroFill = ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_ZERO_FILL"] == "1"
+    // What the schedule must keep.
+    /// Files nobody gave the manager: planted, or a completed file the user edited.
+    private var foreign: [String: MemoryFault.Planted] = [:]
+    /// Completed files, by name: they stay as they are until removed with `deletingFile`.
+    private var completed: [String: Data] = [:]
+    /// Every id an `add` returned (or may have: one whose sync failed may be written).
+    private var added: Set<ItemID> = []
+    /// Removed items, by id: once the journal on disk no longer has them, they never come back.
+    private var removing: [ItemID: String] = [:]
+    private var removed: Set<ItemID> = []
+    private var replay = JournalReplay()
+    /// Names an item was added under with `replacesExistingFile`: what is under them may be replaced.
+    private var replacing: Set<String> = []
+    /// `.part`s a power loss left with no record of their item, and files whose unlink was made to fail.
+    private var orphaned: Set<String> = []
+    /// The items as the updates so far tell them (the events replayed), by id.
+    private var replayed: [ItemID: DownloadManager.State] = [:]
+    /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
+    private var opened = 0
+    /// The `.part`s last found sound, by item name (most moves change none).
+    private var checkedParts: [String: Data] = [:]
 
     init(seed: UInt64) {
         self.seed = seed
         random = SimulationRandom(seed: seed)
-        perHost = random.chance(30) ? 1 : nil
         durability = random.chance(50) ? .system : .process
+        perHost = random.chance(30) ? 1 : nil
+        retries = random.chance(60)
+        subfolder = random.chance(20) ? "sub/dir" : nil
+        startsRestored = random.chance(80)
+        overallLimit = random.chance(15) ? 3000 : nil
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
         for url in urls {
-            server.add(url.absoluteString, length: random.int(0...40), hasETag: random.chance(70))
+            server.add(url.absoluteString, length: random.int(0...9000), hasETag: random.chance(70))
         }
-        if random.chance(30) {
-            let name = "notes.txt"
-            ledger.plant(name, .file(Array("mine".utf8)))
-            disk.plant(name, .file(Array("mine".utf8)))
-        }
-        disk.sync()
     }
-
-    var injectedFaults: Int { disk.injectedFaults }
 
     // MARK: Running
 
-    mutating func run(steps: Int) throws(Violation) {
-        try open()
-        for _ in 0..<steps {
-            try step()
+    /// Runs `steps` moves, then lets the schedule settle; on the caller's thread, which waits.
+    func run(steps: Int) throws(Violation) {
+        process.queue.async { [self] in
+            open()
+            next(steps: steps, settling: 4000)
         }
-        try settle()
+        // A deadline, never the way a schedule ends: a block of the manager that never returns
+        // would hang the test run.
+        guard done.wait(timeout: .now() + 120) == .success else {
+            throw violation("the schedule hung (its queue ran no move for two minutes)")
+        }
+        // Nothing more is checked. The managers are closed, so that their stopped runs end and let go
+        // of them; the dead processes' queues run what they held, on a dead disk.
+        process.queue.sync { process.end() }
+        for process in dead {
+            process.transport.dropAll()
+            process.queue.resume()
+            process.queue.async { process.end() }
+        }
+        if Self.traces {
+            print(log.joined(separator: "\n"))
+        }
+        if let outcome { throw outcome }
     }
 
-    private mutating func note(_ line: String) { log.append(line) }
-
-    private mutating func open() throws(Violation) {
-        let faultsBefore = disk.injectedFaults
-        do {
-            manager = try SimulatedManager(disk: &disk, limit: limit, perHost: perHost, durability: durability)
-            note("open (\(durability))")
-        } catch {
-            // Only a failing disk may keep a manager from opening its folder; the next step tries again.
-            guard disk.injectedFaults > faultsBefore else {
-                throw violation("a manager could not open its folder: \(error)")
+    /// One move on the live process's queue, then the next queued behind what the move queued.
+    private func next(steps: Int, settling: Int) {
+        for request in process.transport.started { note("    \(request)") }
+        process.transport.started = []
+        do throws(Violation) {
+            if steps > 0 {
+                try move()
+            } else if try !settle() || settling == 0 {
+                if settling == 0 { throw violation("the schedule did not settle") }
+                try checkSettled()
+                done.signal()
+                return
             }
-            note("open refused: \(error)")
+            try check()
+        } catch {
+            outcome = error
+            done.signal()
             return
         }
-        try checkRestored()
+        process.queue.async { [self] in
+            next(steps: max(0, steps - 1), settling: steps > 0 ? settling : settling - 1)
+        }
     }
 
-    private mutating func step() throws(Violation) {
-        guard manager != nil else { return try open() }
-        let runs = manager!.activeRuns
-        let roll = random.int(0...99)
-        if !closed.isEmpty, roll < 8 {
-            let index = random.int(0...closed.count - 1)
-            if let generation = closed[index].activeRuns.first {
-                closed[index].step(generation, disk: &disk, server: server, random: &random)
-                note("  (a closed manager's run \(generation) steps)")
-            } else {
-                closed.remove(at: index)
-            }
-        } else if !runs.isEmpty, roll < 55 {
-            let generation = random.pick(runs)
-            manager!.step(generation, disk: &disk, server: server, random: &random)
-            log += manager!.log
-            manager!.log = []
-        } else if roll < 70 {
+    /// `JOBKIT_SIMULATION_TRACE=1`: every move of every schedule is printed, the updates among them.
+    static let traces = ProcessInfo.processInfo.environment["JOBKIT_SIMULATION_TRACE"] == "1"
+
+    /// Signalled when the schedule ended, with `outcome`.
+    private let done = DispatchSemaphore(value: 0)
+    private var outcome: Violation?
+
+    private func note(_ line: String) { log.append(line) }
+
+    private func violation(_ invariant: String) -> Violation {
+        Violation(seed: seed, invariant: invariant, replay: log)
+    }
+
+    private var manager: DownloadManager? { process.manager }
+
+    /// The live manager's state machine, as it is between two blocks.
+    private var machine: DownloadManager.Machine? { manager?.state.withLock { $0 } }
+
+    private func open() {
+        var configuration = DownloadManager.Configuration(
+            maxConcurrent: random.int(1...3), maxPerHost: perHost,
+            retry: retries ? .init(attempts: 3, backoff: .constant(.seconds(1))) : .none,
+            progressInterval: .milliseconds(100))
+        configuration.queue = process.queue
+        configuration.scheduler = process.scheduler
+        configuration.httpTransport = process.transport
+        configuration.fileSystem = disk
+        configuration.durability = durability
+        configuration.testHooks.partSyncInterval = 1024
+        configuration.subfolder = subfolder
+        configuration.startsRestoredItems = startsRestored
+        configuration.maxBytesPerSecond = overallLimit
+        // Journal first: nothing is unlinked that the journal on the disk still needs.
+        configuration.testHooks.beforeUnlink = { [weak self] names in self?.checkUnlink(names) }
+        let faults = disk.pendingFaults.count
+        do {
+            replayed = [:]
+            opened += 1
+            let number = opened
+            process.manager = try DownloadManager(
+                directory: URL(fileURLWithPath: root), configuration: configuration, resultQueue: process.queue,
+                updateHandler: { [weak self] update in
+                    if let self, number == opened { replayUpdate(update) }
+                })
+            note(
+                "open (\(durability)\(subfolder == nil ? "" : ", subfolder")\(startsRestored ? "" : ", held")): "
+                    + "restored \(machine!.ids.map(\.rawValue))")
+        } catch {
+            note("open refused: \(error)")
+            if disk.pendingFaults.count == faults { broken = "a manager could not open its folder: \(error)" }
+        }
+    }
+
+    /// An invariant an action saw broken, for the next check.
+    private var broken: String?
+
+    // MARK: Moves
+
+    private func move() throws(Violation) {
+        moves += 1
+        guard manager != nil else {
+            open()
+            return checkRestored()
+        }
+        let transfers = process.transport.ready
+        switch random.int(0...99) {
+        case 0..<50 where !transfers.isEmpty:
+            let transfer = random.pick(transfers)
+            let what = process.transport.step(transfer, server: server, random: &random)
+            note("  \(transfer.request.url!.lastPathComponent): \(what)")
+        case 0..<58:
+            let delay = Duration.milliseconds(random.pick([0, 50, 100, 1000, 2000]))
+            note("time +\(delay)")
+            process.scheduler.advance(by: delay)
+        case 58..<74:
             control()
-        } else if roll < 75 {
-            if manager!.retryOwed {
-                note("retry the journal")
-                manager!.retryJournal(disk: &disk)
-            } else if manager!.syncOwed {
-                note("sync the journal")
-                manager!.syncJournal(disk: &disk)
-            } else if random.chance(30) {
-                note("the kernel writes back")
-                disk.sync()
-            }
-        } else if roll < 80 {
+        case 74..<78:
             fault()
-        } else if roll < 83 {
-            let url = random.pick(urls)
-            // Mostly edited in place, at the same length: only a validator tells the versions apart.
-            let length = server.resources[url.absoluteString].map { random.chance(70) ? $0.length : random.int(0...40) }
-            server.change(url.absoluteString, length: length ?? 0)
-            note("server: \(url.lastPathComponent) changes")
-        } else if roll < 85 {
+        case 78..<81:
+            let url = random.pick(urls).absoluteString
+            let length = server.resources[url].map { random.chance(70) ? $0.length : random.int(0...9000) } ?? 0
+            server.change(url, length: length)
+            note("server: \(url) changes")
+        case 81..<83:
             let url = random.pick(urls)
             server.toggleRedirect(url.absoluteString, random: &random)
             note("server: \(url.lastPathComponent) redirects to its mirror, or stops")
-        } else if roll < 88 {
+        case 83..<86:
             appear()
-        } else if roll < 89 {
+        case 86..<87:
             edit()
-        } else if roll < 92 {
-            return try crash()
-        } else {
-            control()
+        case 87..<89:
+            note("the kernel writes back")
+            disk.writeBack()
+        case 89..<92:
+            crash()
+        default:
+            note("(the queue runs)")
         }
-        try check()
     }
 
-    /// The process dies (`kill -9`: what was written stays) or the power goes (what was not synced
-    /// may be lost); closed managers' runs die with it. Before the next manager opens, what a kill mid
-    /// step leaves may be there (a `.part.meta.tmp`), and a user may plant a journal record.
-    private mutating func crash() throws(Violation) {
+    private func control() {
+        guard let manager, let machine else { return }
+        let ids = machine.ids
+        let id = ids.isEmpty ? nil : random.pick(ids)
+        do throws(DownloadManagerError) {
+            switch random.int(0...11) {
+            case 0, 1, 2, 3:
+                let requests = (0..<(random.chance(30) ? 2 : 1)).map { _ in request() }
+                note("add \(requests.map(describe).joined(separator: ", "))")
+                // A failed add may still be in the journal (its sync failed after the write).
+                let faults = disk.pendingFaults.count
+                do {
+                    let ids = try manager.add(contentsOf: requests)
+                    added.formUnion(ids)
+                    removed.subtract(ids)
+                    for request in requests where request.replacesExistingFile { replacing.insert(request.name!) }
+                    note("  -> \(ids.map(\.rawValue))")
+                } catch {
+                    if disk.pendingFaults.count != faults {
+                        let next = machine.items.nextID
+                        added.formUnion((next..<next + UInt64(requests.count)).map { ItemID(rawValue: $0) })
+                    }
+                    throw error
+                }
+            case 4 where id != nil:
+                note("suspend \(id!.rawValue)")
+                try manager.suspend(id!)
+            case 5 where id != nil:
+                note("resume \(id!.rawValue)")
+                try manager.resume(id!)
+            case 6 where id != nil:
+                note("cancel \(id!.rawValue)")
+                try manager.cancel(id!)
+            case 7 where id != nil:
+                let deleting = random.chance(50)
+                let name = machine.item(id!, now: 0).name
+                note("remove \(id!.rawValue) deletingFile: \(deleting)")
+                removing[id!] = name
+                // Its file may go (or stay: what the name then holds is nobody's to check).
+                completed[name] = nil
+                try manager.remove(id!, deletingFile: deleting)
+            case 8:
+                let limit = random.int(1...3)
+                note("setMaxConcurrent(\(limit))")
+                manager.setMaxConcurrent(limit)
+            case 9:
+                let which = random.int(0...2)
+                note(["suspendAll", "resumeAll", "cancelAll"][which])
+                [manager.suspendAll, manager.resumeAll, manager.cancelAll][which]()
+            case 10 where id != nil && random.chance(50):
+                // A refreshed (signed) URL of the same file: the `.part` may resume from it.
+                let base = SimulatedServer.resource(machine.item(id!, now: 0).url.absoluteString)
+                let fresh = URL(string: "\(base)?sig=\(random.int(1...3))")!
+                note("replaceURL \(id!.rawValue) \(fresh.absoluteString)")
+                try manager.replaceURL(id!, with: fresh)
+            case 11 where random.chance(30):
+                let deleting = random.chance(50)
+                note("removeAll(deletingFiles: \(deleting))")
+                for id in ids { removing[id] = machine.item(id, now: 0).name }
+                completed = [:]
+                manager.removeAll(deletingFiles: deleting)
+            case 10:
+                note("close")
+                manager.close()
+                process.closed.append(manager)
+                process.manager = nil
+                noteJournalOnDisk()
+            default:
+                note("(no control)")
+            }
+        } catch {
+            note("  refused: \(error)")
+        }
+    }
+
+    /// A request for one of the server's files: mostly under its own name, sometimes with a checksum
+    /// of its current version (a later version fails it), over several connections, with a header, a
+    /// speed limit, or replacing what is under its name.
+    private func request() -> DownloadManager.Request {
+        let url = random.pick(urls)
+        let name = random.chance(90) ? url.lastPathComponent : random.pick(["../x", "notes.txt", "f0.bin"])
+        let checksum =
+            random.chance(25)
+            ? server.resources[url.absoluteString].map {
+                Checksum.sha256(of: SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length))
+            } : nil
+        return DownloadManager.Request(
+            url: url, name: name, checksum: checksum, replacesExistingFile: random.chance(8),
+            headers: random.chance(20) ? [try! .init("X-Token", "1")] : [],
+            maxBytesPerSecond: random.chance(15) ? 1500 : nil, connections: random.chance(30) ? random.int(2...4) : 1)
+    }
+
+    private func describe(_ request: DownloadManager.Request) -> String {
+        var traits: [String] = []
+        if request.checksum != nil { traits.append("checksum") }
+        if request.replacesExistingFile { traits.append("replacing") }
+        if !request.headers.isEmpty { traits.append("header") }
+        if let limit = request.maxBytesPerSecond { traits.append("\(limit) B/s") }
+        if request.connections > 1 { traits.append("\(request.connections) connections") }
+        return request.name! + (traits.isEmpty ? "" : " (" + traits.joined(separator: ", ") + ")")
+    }
+
+    private func fault() {
+        let names =
+            [DownloadJournal.fileName]
+            + urls.flatMap { url in
+                let name = url.lastPathComponent
+                return [name + ".part", name + ".part.meta", name + ".part.meta.tmp"]
+            }
+        let operation = random.pick([MemoryFault.Operation.write, .sync, .open, .rename, .truncate, .unlink])
+        let name = random.pick(names)
+        let code = random.pick([ENOSPC, EIO, EACCES])
+        disk.fail(operation, name: name, with: code, skipping: random.int(0...2))
+        // A file whose unlink failed stays where it is: nothing removes it later.
+        if operation == .unlink { orphaned.insert(name) }
+        injectedFaults += 1
+        note("disk: a coming \(operation) of \(name) fails \(code)")
+    }
+
+    /// A file or folder appears under an item's name, or its `.part`'s, from outside the manager.
+    private func appear() {
+        let name = random.pick(urls).lastPathComponent + (random.chance(70) ? "" : ".part")
+        guard disk.facts(of: name, in: folder) == .missing else { return }
+        let planted: MemoryFault.Planted = random.chance(70) ? .file(Data("user".utf8)) : .directory
+        disk.plant(planted, named: name, in: folder)
+        foreign[name] = planted
+        note("user: \(name) appears")
+    }
+
+    /// The user edits a completed file: it is theirs now.
+    private func edit() {
+        guard let name = completed.keys.sorted().first, let bytes = completed.removeValue(forKey: name) else { return }
+        let edited = bytes + Data("!".utf8)
+        disk.plant(.file(edited), named: name, in: folder)
+        foreign[name] = .file(edited)
+        note("user: edits \(name)")
+    }
+
+    /// The process dies (`kill -9`) or the power goes; a new process starts and opens the folder.
+    private func crash() {
         kills += 1
-        if random.chance(35) {
+        let power = random.chance(35)
+        if power {
             powerLosses += 1
-            ledger.added(manager!.doubtfulAdds)
-            disk.losePower(&random, zeroFill: Self.zeroFill)
+            disk.powerLoss()
             note("power loss")
-            ledger.lostPower(disk: disk, durability: durability)
         } else {
+            disk.kill()
             note("kill -9")
-            ledger.killed(journal: disk.journal)
-            if let run = manager!.activeRuns.first, random.chance(30), let name = manager!.runs[run]?.start.name {
-                disk.plant(PartNames(for: name).metadataTemporary, .file(Array("{\"url".utf8)))
-                note("  (killed writing \(name)'s metadata)")
+        }
+        // Killed while writing a `.part`'s metadata: its temporary file is left.
+        if let transfer = process.transport.transfers.first, random.chance(30),
+            let name = machine?.ids.map({ machine!.item($0, now: 0).name }).first(where: {
+                transfer.request.url!.lastPathComponent == $0
+            })
+        {
+            disk.plant(.file(Data("{\"url".utf8)), named: PartNames(for: name).metadataTemporary, in: folder)
+            note("  (killed writing \(name)'s metadata)")
+        }
+        process.queue.suspend()
+        process.transport.dropAll()
+        dead.append(process)
+        process = Process(number: dead.count)
+        noteJournalOnDisk(afterPowerLoss: power)
+        if power, durability == .process {
+            // Not synced: a completed file may be gone, or short.
+            completed = completed.filter { disk.contents(of: $0.key, in: folder) == $0.value }
+        }
+        if power {
+            // What the user planted is durable; a file the manager made and left to the user (its item
+            // removed) may not be.
+            foreign = foreign.filter { name, planted in
+                guard case .file(let data) = planted else { return true }
+                return disk.contents(of: name, in: folder) == data
             }
         }
-        if random.chance(5), !disk.journal.isEmpty { plantRecord() }
-        disk.processDied()
-        closed = []
-        manager = nil
-        try open()
+        if power {
+            // A `.part` whose item's records the power took is nobody's now: nothing removes it.
+            let names = Set(
+                (disk.contents(of: DownloadJournal.fileName, in: folder).flatMap { try? DownloadJournal.parse($0) }?
+                    .entries ?? []).map(\.name))
+            for name in disk.names(in: folder)
+            where name.hasSuffix(".part") && !names.contains(String(name.dropLast(5))) {
+                orphaned.insert(name)
+            }
+        }
+        if random.chance(5) { plantRecord() }
+        // The new process opens the folder in the next move, on its own queue: this one is the dead
+        // process's, and what the new manager queues would run beside it.
     }
 
     /// A record planted in the journal, naming a file outside the folder or a URL of another scheme.
-    private mutating func plantRecord() {
+    private func plantRecord() {
+        guard var journal = disk.contents(of: DownloadJournal.fileName, in: folder), !journal.isEmpty else { return }
         var record = DownloadJournal.Record(op: .add, id: UInt64(900 + random.int(0...9)))
         if random.chance(50) {
             record.url = "http://h0.example/x"
-            record.name = random.pick(["../x", "a/b", ".", "..", ".jobkit-downloads.journal"])
+            record.name = random.pick(["../x", "a/b", ".", "..", DownloadJournal.fileName])
         } else {
             record.url = random.pick(["file:///etc/passwd", "ftp://h0.example/x", "not a url"])
             record.name = "x.bin"
         }
         // On a line of its own, also after a torn last line.
-        let newline = disk.journal.last == UInt8(ascii: "\n") ? Data() : Data("\n".utf8)
-        try? disk.appendJournal(newline + DownloadJournal.encode([record]))
+        if journal.last != UInt8(ascii: "\n") { journal.append(UInt8(ascii: "\n")) }
+        disk.plant(.file(journal + DownloadJournal.encode([record])), named: DownloadJournal.fileName, in: folder)
         note("user: a record for \(record.name!) from \(record.url!) is planted in the journal")
     }
 
-    /// Lets every run end with no more faults or changes, then checks that the schedule ended.
-    private mutating func settle() throws(Violation) {
-        disk.faults = []
-        disk.failingSyncs = 0
-        if manager == nil { try open() }
-        guard manager != nil else { throw violation("no manager opens the folder") }
-        for _ in 0..<20_000 {
-            if manager!.retryOwed {
-                note("retry the journal")
-                manager!.retryJournal(disk: &disk)
-            }
-            if manager!.syncOwed { manager!.syncJournal(disk: &disk) }
-            let runs = manager!.activeRuns
-            guard !runs.isEmpty else { break }
-            manager!.step(random.pick(runs), disk: &disk, server: server, random: &random)
-            log += manager!.log
-            manager!.log = []
-            try check()
+    /// The journal on the disk is the last word: a removal it no longer has an item of is final.
+    private func noteJournalOnDisk(afterPowerLoss: Bool = false) {
+        let contents = disk.contents(of: DownloadJournal.fileName, in: folder).flatMap {
+            try? DownloadJournal.parse($0)
         }
-        guard manager!.activeRuns.isEmpty else { throw violation("runs never ended") }
-        for index in closed.indices {
-            while let generation = closed[index].activeRuns.first {
-                closed[index].step(generation, disk: &disk, server: server, random: &random)
-                try check()
-            }
+        let recorded = Set((contents?.entries ?? []).map(\.id))
+        for (id, _) in removing where !recorded.contains(id.rawValue) { removed.insert(id) }
+        removing = [:]
+        if afterPowerLoss {
+            // A removal the power took back comes back; ids past the journal's next one are given again.
+            removed = removed.filter { !recorded.contains($0.rawValue) && $0.rawValue < contents?.nextID ?? 0 }
         }
-        if !manager!.isClosed, manager!.machine.activeCount > 0 {
-            throw violation("items still active with no run: \(manager!.machine.activeCount)")
-        }
-        try checkLeftovers()
     }
 
-    /// Once every run ended and the journal is written: every `.part` is an item's that may resume it.
-    private func checkLeftovers() throws(Violation) {
-        guard let manager, !manager.isClosed, !manager.retryOwed else { return }
-        let machine = manager.machine
+    // MARK: Settling
+
+    /// One move of the end: no more faults or lies, everything resumed; false once nothing is left
+    /// to happen (no transfer, no timer).
+    private func settle() throws(Violation) -> Bool {
+        if !server.honest {
+            server.honest = true
+            note("settling")
+            disk.clearFaults()
+        }
+        guard let manager else {
+            open()
+            checkRestored()
+            return true
+        }
+        let transfers = process.transport.ready
+        if !transfers.isEmpty {
+            let transfer = random.pick(transfers)
+            let what = process.transport.step(transfer, server: server, random: &random)
+            note("  \(transfer.request.url!.lastPathComponent): \(what)")
+            return true
+        }
+        if let delay = process.scheduler.scheduledDelays.first {
+            process.scheduler.advance(by: delay)
+            return true
+        }
+        // What failed before the end (or on an answer given before it) is queued again, a few times.
+        if resumes < 4, let machine, machine.ids.contains(where: { !isFinal(machine.item($0, now: 0)) }) {
+            resumes += 1
+            settledTurns = 0
+            note("resumeAll")
+            manager.resumeAll()
+            if !startsRestored {
+                // Restored items wait to be added again.
+                for id in machine.ids where !isFinal(machine.item(id, now: 0)) {
+                    let item = machine.item(id, now: 0)
+                    _ = try? manager.add(item.url, name: item.name, checksum: item.checksum)
+                }
+            }
+            return true
+        }
+        // A block queued by the last move may still start something: one more turn of the queue.
+        settledTurns += 1
+        return settledTurns < 20
+    }
+
+    private var resumes = 0
+    private var settledTurns = 0
+
+    /// Completed, or failed for a reason an honest server does not change: its checksum (of a
+    /// version the server no longer has), something of the user's under its name or its `.part`'s.
+    private func isFinal(_ item: DownloadManager.Item) -> Bool {
+        switch item.state {
+        case .completed: true
+        case .failed(let failure):
+            failure.kind == .checksumMismatch || foreign[item.name] != nil || foreign[item.name + ".part"] == .directory
+                // A file left by a power loss (a removed item's, short): the manager never replaces one.
+                || (failure.kind == .fileInTheWay && disk.facts(of: item.name, in: folder) != .missing)
+        default: false
+        }
+    }
+
+    /// Once nothing is left to happen: every item is completed, or failed for a reason of its own,
+    /// and every `.part` is an item's that may resume it.
+    private func checkSettled() throws(Violation) {
+        guard let machine else { throw violation("no manager at the end") }
         let owners = Dictionary(machine.ids.map { (machine.item($0, now: 0).name, $0) }) { first, _ in first }
-        for name in disk.entries.keys where name.hasSuffix(".part") && !ledger.isForeign(name) {
+        for name in disk.names(in: folder)
+        where name.hasSuffix(".part") && foreign[name] == nil && !orphaned.contains(name) {
             let owner = owners[String(name.dropLast(5))].map { machine.item($0, now: 0) }
             switch owner?.state {
             case nil: throw violation("\(name) is left with no item")
@@ -243,161 +568,137 @@ struct DownloadManagerSimulation {
             default: break
             }
         }
-    }
-
-    // MARK: The world's moves
-
-    private mutating func control() {
-        guard manager != nil else { return }
-        let ids = manager!.machine.ids
-        let id = ids.isEmpty ? nil : random.pick(ids)
-        switch random.int(0...11) {
-        case 0, 1, 2:
-            let url = random.pick(urls)
-            let name =
-                random.chance(85)
-                ? url.lastPathComponent : random.pick(["../x", ".jobkit-downloads.journal", "notes.txt", "f0.bin"])
-            do {
-                // A checksum of the current version, sometimes: a later version fails it.
-                let current = server.resources[url.absoluteString].map {
-                    SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length)
-                }
-                let checksum = random.chance(25) ? current.map { Checksum.sha256(of: $0) } : nil
-                let added = try manager!.add(
-                    [DownloadManager.Request(url: url, name: name, checksum: checksum)], disk: &disk)
-                ledger.added(added)
-                note("add \(name)\(checksum == nil ? "" : " with a checksum") -> \(added.map(\.rawValue))")
-            } catch {
-                note("add \(name) refused: \(error)")
-            }
-        case 3 where id != nil:
-            run("suspend \(id!.rawValue)") { machine throws(DownloadManagerError) in try machine.suspend(id!, now: 0) }
-        case 4 where id != nil:
-            run("resume \(id!.rawValue)") { machine throws(DownloadManagerError) in try machine.resume(id!, now: 0) }
-        case 5 where id != nil:
-            run("cancel \(id!.rawValue)") { machine throws(DownloadManagerError) in try machine.cancel(id!, now: 0) }
-        case 6 where id != nil:
-            let item = manager!.machine.item(id!, now: 0)
-            let name = item.name
-            // `DownloadManager.mayDeleteFile`: a completed file changed since is the user's.
-            let changed = item.state == .completed && disk.facts(name) != .file(size: item.progress.expected ?? -1)
-            let deleting = random.chance(50) && !changed
-            let failure = run("remove \(id!.rawValue) deletingFile: \(deleting)") {
-                machine throws(DownloadManagerError) in
-                try machine.remove(id!, deletingFile: deleting, now: 0)
-            }
-            if failure != .closed { ledger.removing(id!, name: name, deletingFile: deleting) }
-        case 7:
-            limit = random.int(1...3)
-            note("setMaxConcurrent(\(limit))")
-            manager!.setLimit(limit, disk: &disk)
-        case 8:
-            note(random.chance(50) ? "suspendAll" : "resumeAll")
-            let suspending = log.last == "suspendAll"
-            manager!.all(disk: &disk) { machine, id throws(DownloadManagerError) in
-                suspending ? try machine.suspend(id, now: 0) : try machine.resume(id, now: 0)
-            }
-        case 10 where id != nil:
-            // A refreshed (signed) URL of the same file: the `.part` may resume from it, with its validator.
-            let base = SimulatedServer.resource(manager!.machine.item(id!, now: 0).url.absoluteString)
-            let fresh = URL(string: "\(base)?sig=\(random.int(1...3))")!
-            run("replaceURL \(id!.rawValue) \(fresh.absoluteString)") { machine throws(DownloadManagerError) in
-                try machine.replaceURL(id!, with: fresh, now: 0)
-            }
-        case 9:
-            if random.chance(30) {
-                // A user quitting: everything cancelled, then closed, while the runs stop.
-                note("cancelAll")
-                manager!.all(disk: &disk) { machine, id throws(DownloadManagerError) in try machine.cancel(id, now: 0) }
-            }
-            note("close")
-            manager!.close(disk: &disk)
-            log += manager!.log
-            // Its runs end after `close()` returns, maybe after a new manager has opened the folder.
-            ledger.killed(journal: disk.journal)
-            if manager!.closedCleanly {
-                do {
-                    try ledger.checkLeftParts(disk: disk, manager: manager!)
-                } catch {
-                    broken = error.invariant
-                }
-            }
-            closed.append(manager!)
-            manager = nil
-        default:
-            break
+        for id in machine.ids where !isFinal(machine.item(id, now: 0)) {
+            let item = machine.item(id, now: 0)
+            throw violation(
+                "\(item.name) ended \(item.state) with an honest server; scheduled: "
+                    + "\(process.scheduler.scheduledDelays), transfers: \(process.transport.transfers.count)")
         }
-    }
-
-    /// Runs a control on the manager; returns the journal's failure, nil when it was written.
-    @discardableResult
-    private mutating func run(
-        _ what: String,
-        _ transition: (inout SimulatedManager.Machine) throws(DownloadManagerError) -> SimulatedManager.Machine.Actions
-    ) -> DownloadManagerError? {
-        note(what)
-        do {
-            defer { log += manager!.log; manager!.log = [] }
-            return try manager!.control(disk: &disk, transition)
-        } catch {
-            note("  refused: \(error)")
-            return .closed
-        }
-    }
-
-    private mutating func fault() {
-        if random.chance(20) {
-            disk.failingSyncs += 1
-            return note("disk: next fsync fails EIO")
-        }
-        let fault = random.pick([SimulatedDisk.Fault.noSpace, .ioError, .noPermission])
-        disk.faults.append(fault)
-        note("disk: next write fails \(fault)")
-    }
-
-    /// A file or folder appears under an item's name (or its `.part`'s) from outside the manager.
-    private mutating func appear() {
-        let url = random.pick(urls)
-        let name = random.chance(70) ? url.lastPathComponent : PartNames(for: url.lastPathComponent).part
-        guard disk.facts(name) == .missing else { return }
-        let entry: SimulatedDisk.Entry = random.chance(70) ? .file(Array("user".utf8)) : .directory
-        disk.plant(name, entry)
-        ledger.plant(name, entry)
-        note("user: \(name) appears (\(entry == .directory ? "a folder" : "a file"))")
     }
 
     // MARK: Invariants
 
-    private func violation(_ invariant: String) -> Violation {
-        Violation(seed: seed, invariant: invariant, replay: log)
-    }
-
-    private mutating func check() throws(Violation) {
+    private func check() throws(Violation) {
         if let broken { throw violation(broken) }
-        do {
-            try ledger.check(disk: disk, server: server, manager: manager, closed: closed)
-        } catch {
-            throw violation(error.invariant)
+        for (name, planted) in foreign where !name.hasSuffix(".part") && !replacing.contains(name) {
+            switch planted {
+            case .file(let data) where disk.contents(of: name, in: folder) != data:
+                throw violation("a file the manager does not own was touched: \(name)")
+            case .directory where disk.facts(of: name, in: folder) != .directory:
+                throw violation("a folder the manager does not own was touched: \(name)")
+            default: break
+            }
+        }
+        for (name, bytes) in completed where disk.contents(of: name, in: folder) != bytes {
+            throw violation("the completed file \(name) was lost or changed")
+        }
+        guard let machine else { return }
+        for id in machine.ids {
+            let item = machine.item(id, now: 0)
+            if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
+            if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
+            if let expected = item.progress.expected, expected > DownloadLimits.maximumLength {
+                throw violation("\(item.name) expects \(expected) bytes, past the limit")
+            }
+            // Every `.part` that is this item's (by its metadata; another item's, removed, waits to be
+            // unlinked) is the start of one version of its resource, and no longer than its total.
+            let parts = PartNames(for: item.name)
+            if foreign[parts.part] == nil, let part = disk.contents(of: parts.part, in: folder),
+                checkedParts[item.name] != part,
+                let data = disk.contents(of: parts.metadata, in: folder),
+                let metadata = try? JSONDecoder().decode(PartMetadata.self, from: data), metadata.item == id.rawValue
+            {
+                if let total = metadata.total, part.count > total {
+                    throw violation("\(parts.metadata) says \(total) bytes; its .part has \(part.count)")
+                }
+                guard server.isPrefixOfVersion(Array(part), of: item.url.absoluteString) else {
+                    throw violation(
+                        "\(parts.part) (\(part.count) bytes) is not the start of any version of \(item.url)")
+                }
+                checkedParts[item.name] = part
+            }
+            guard case .completed = item.state, completed[item.name] == nil, foreign[item.name] == nil else { continue }
+            // Newly completed: one whole version of its resource, never a splice.
+            guard let bytes = disk.contents(of: item.name, in: folder) else {
+                throw violation("\(item.name) is completed with no file")
+            }
+            guard server.isVersion(Array(bytes), of: item.url.absoluteString) else {
+                throw violation("\(item.name) is completed with bytes of no single version (a splice)")
+            }
+            if let checksum = item.checksum, Checksum.digest(checksum.algorithm, of: Array(bytes)) != checksum {
+                throw violation("\(item.name) is completed with bytes its checksum refuses")
+            }
+            completed[item.name] = bytes
+        }
+        let totals = machine.summary(now: 0).totals
+        if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected
+            || totals.receivedOfUnknownLength < 0 || !(0...1).contains(totals.fraction ?? 0)
+        {
+            throw violation("totals out of bounds: \(totals)")
+        }
+        let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
+        if let mismatch = replay.mismatch(machine, journal: journal, facts: { disk.facts(of: $0, in: folder) }) {
+            throw violation(
+                mismatch + "\njournal:\n" + String(decoding: journal, as: UTF8.self) + "\nlive: "
+                    + "\(machine.journalEntries.map { "\($0.id) \($0.name) \($0.status)" })")
         }
     }
 
-    /// After a restart: what the ledger checks of a restore, and after every step.
-    private mutating func checkRestored() throws(Violation) {
-        note("  restored \(manager!.machine.ids.map(\.rawValue))")
-        do {
-            try ledger.checkRestored(disk: disk, manager: manager!)
-        } catch {
-            throw violation(error.invariant)
-        }
-        try check()
-    }
-
-    /// The user edits a completed file: it is theirs now.
-    private mutating func edit() {
-        guard let manager,
-            let id = manager.machine.ids.first(where: { manager.machine.item($0, now: 0).state == .completed })
+    /// Before the manager unlinks `names` (its own test hook): the journal on the disk already says
+    /// why. A file or `.part` of a name whose item the journal still has as finishing or completed
+    /// must stay: a process killed now would restore that item with its file or `.part` gone.
+    private func checkUnlink(_ names: [String]) {
+        guard let journal = disk.contents(of: DownloadJournal.fileName, in: folder),
+            let entries = try? DownloadJournal.parse(journal).entries
         else { return }
-        let name = manager.machine.item(id, now: 0).name
-        if ledger.edit(name, disk: &disk) { note("user: edits \(name)") }
+        for name in names {
+            let item = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            guard let entry = entries.first(where: { $0.name == item }) else { continue }
+            switch entry.status {
+            case .finishing, .completed: broken = "\(name) was unlinked while the journal has \(item) \(entry.status)"
+            default: break
+            }
+        }
+    }
+
+    /// An update the live manager delivered: its events replay to its snapshot of the items.
+    private func replayUpdate(_ update: DownloadManager.Update) {
+        if Self.traces { note("    update: \(update.events.count) events -> \(update.items.map(\.state))") }
+        for event in update.events {
+            switch event {
+            case .changed(let item): replayed[item.id] = item.state
+            case .removed(let item): replayed[item.id] = nil
+            case .allFinished: break
+            }
+        }
+        let snapshot = Dictionary(update.items.map { ($0.id, $0.state) }) { first, _ in first }
+        if snapshot != replayed {
+            broken =
+                "the updates replay to \(replayed), not to their snapshot \(snapshot) (events: \(update.events))"
+        }
+    }
+
+    /// After a restart: only items an `add` returned, none removed for good.
+    private func checkRestored() {
+        guard let machine else { return }
+        for id in machine.ids {
+            let item = machine.item(id, now: 0)
+            if !added.contains(id) { broken = "item \(id.rawValue), never added, is restored" }
+            if (try? DownloadManager.checkName(item.name)) == nil {
+                broken = "item \(id.rawValue) is restored with the name \(item.name)"
+            }
+            let parts = PartNames(for: item.name)
+            if disk.facts(of: parts.metadataTemporary, in: folder) != .missing,
+                !orphaned.contains(parts.metadataTemporary)
+            {
+                broken = "\(parts.metadataTemporary) is left after a restore"
+            }
+            if disk.facts(of: parts.metadata, in: folder) != .missing,
+                disk.facts(of: parts.part, in: folder) == .missing,
+                !orphaned.contains(parts.metadata)
+            {
+                broken = "\(parts.metadata) is left without its .part after a restore"
+            }
+        }
     }
 }

@@ -25,12 +25,6 @@ struct JournalReplay {
     /// The last journal parsed, and its entries (a rename or a new status reads the same journal).
     private var parsed: (journal: Data, entries: [DownloadJournal.Entry])?
 
-    /// Nil when the journal replays to `manager`'s items; else what differs.
-    mutating func mismatch(_ manager: SimulatedManager, disk: SimulatedDisk) -> String? {
-        guard !manager.isClosed else { return nil }
-        return mismatch(manager.machine, journal: disk.journal) { disk.facts($0) }
-    }
-
     /// Nil when `journal` (the bytes on the disk), with the records `machine` has not handed out yet,
     /// replays to `machine`'s items, judged against the files `facts` tells of; else what differs.
     mutating func mismatch<Handle>(
