@@ -261,8 +261,8 @@ public final class DownloadManager: Sendable {
                         try file.appendSynced(DownloadJournal.encodedChunks(Machine.records(of: prepared)))
                     } catch {
                         // Its lines are still there when they could not be cut back off: the journal is
-                        // written whole now, without them (else with the next write), so that no restart
-                        // restores what this call refused — nor reuses their ids.
+                        // written whole now, without them (else by the retry below, or the next write), so
+                        // that no restart restores what this call refused — nor reuses their ids.
                         if file.isTorn { try? writeJournal(to: file) }
                         throw error
                     }
@@ -272,6 +272,7 @@ public final class DownloadManager: Sendable {
                 return .failure(error)
             }
         }
+        if case .failure = result, journal.withLock({ $0.file?.isTorn == true }) { retryJournalLater() }
         let (ids, actions) = try result.get()
         // Before any of them starts.
         for (id, request) in zip(ids, requests) { limiter.setLimit(request.maxBytesPerSecond, for: id) }

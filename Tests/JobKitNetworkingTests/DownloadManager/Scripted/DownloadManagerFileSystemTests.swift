@@ -199,6 +199,29 @@ import Testing
         #expect(next.journalProblems.isEmpty)
     }
 
+    /// When that rewrite fails too (the disk still failing), it is tried again a second later, with
+    /// no other call of the user's: an idle app killed after the disk recovered restores nothing the
+    /// refused `add` had written.
+    @Test func aTornJournalWhoseRewriteFailsIsRewrittenByTheRetry() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let manager = try world.open(durability: .system)
+        defer { manager.close() }
+        world.disk.fail(.sync, name: DownloadJournal.fileName, with: EIO)
+        world.disk.fail(.truncate, name: DownloadJournal.fileName, with: EIO)
+        world.disk.fail(.open, name: DownloadJournal.fileName + ".tmp", with: ENOSPC)
+        #expect(throws: DownloadManagerError.self) { try manager.add(world.url) }
+        let journal = try #require(world.contents(of: DownloadJournal.fileName))
+        #expect(try DownloadJournal.parse(journal).entries.count == 1, "the refused line is still there")
+
+        world.scheduler.advance(by: DownloadManager.journalRetryDelay)
+        let folder = world.folder.path
+        await world.disk.until("the retry rewrote the journal without the refused line") { disk in
+            disk.contents(of: DownloadJournal.fileName, in: folder).map {
+                (try? DownloadJournal.parse($0).entries.isEmpty) == true
+            } ?? false
+        }
+    }
+
     /// A `.part` that cannot be created (EACCES) fails the item with a `file` failure naming it and
     /// the system's words, before any request.
     @Test func aPartThatCannotBeCreatedFailsTheItemBeforeAnyRequest() async throws {

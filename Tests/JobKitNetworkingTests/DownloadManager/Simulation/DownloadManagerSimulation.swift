@@ -92,6 +92,10 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var replay = JournalReplay()
     /// Names an item was added under with `replacesExistingFile`: what is under them may be replaced.
     private var replacing: Set<String> = []
+    /// Names whose item was removed: a file it left there is nobody's now.
+    private var leftFiles: Set<String> = []
+    /// A power loss with `.process` durability happened: a completed file may have been cut short.
+    private var unsyncedLost = false
     /// `.part`s a power loss left with no record of their item, and files whose unlink was made to fail.
     private var orphaned: Set<String> = []
     /// The items as the updates so far tell them (the events replayed), by id.
@@ -306,6 +310,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 let name = machine.item(id!, now: 0).name
                 note("remove \(id!.rawValue) deletingFile: \(deleting)")
                 removing[id!] = name
+                leftFiles.insert(name)
                 // Its file may go (or stay: what the name then holds is nobody's to check).
                 completed[name] = nil
                 try manager.remove(id!, deletingFile: deleting)
@@ -327,6 +332,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 let deleting = random.chance(50)
                 note("removeAll(deletingFiles: \(deleting))")
                 for id in ids { removing[id] = machine.item(id, now: 0).name }
+                leftFiles.formUnion(ids.map { machine.item($0, now: 0).name })
                 completed = [:]
                 manager.removeAll(deletingFiles: deleting)
             case 10:
@@ -433,6 +439,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         process = Process(number: dead.count)
         noteJournalOnDisk(afterPowerLoss: power)
         if power, durability == .process {
+            unsyncedLost = true
             // Not synced: a completed file may be gone, or short.
             completed = completed.filter { disk.contents(of: $0.key, in: folder) == $0.value }
         }
@@ -546,8 +553,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         case .completed: true
         case .failed(let failure):
             failure.kind == .checksumMismatch || foreign[item.name] != nil || foreign[item.name + ".part"] == .directory
-                // A file left by a power loss (a removed item's, short): the manager never replaces one.
-                || (failure.kind == .fileInTheWay && disk.facts(of: item.name, in: folder) != .missing)
+                // A file a removed item left (whole, or short after a power loss), or a completed file a
+                // power loss cut short with `.process` durability: the manager never replaces one.
+                || (failure.kind == .fileInTheWay && (leftFiles.contains(item.name) || unsyncedLost))
         default: false
         }
     }
