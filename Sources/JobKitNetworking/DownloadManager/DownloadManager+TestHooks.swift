@@ -4,7 +4,8 @@ extension DownloadManager {
     struct TestHooks: Sendable {
         /// A transition decided to stop runs, with no lock held, just before they are cancelled.
         var beforeCancel: @Sendable () -> Void = {}
-        /// The paths a transition decided to unlink, with no lock held, just before they are.
+        /// The names the manager is about to unlink (a transition's, `close()`'s or a recovery's),
+        /// with no lock held, just before they are.
         var beforeUnlink: @Sendable (_ paths: [String]) -> Void = { _ in }
         /// An item's run recorded `finishing` (its `.part` is complete and verified), just before
         /// the `.part` is renamed to the item's name.

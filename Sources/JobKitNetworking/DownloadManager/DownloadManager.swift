@@ -188,7 +188,10 @@ public final class DownloadManager: Sendable {
         // The journal read may not all be on disk yet: it is, before the unlinks it justifies (a
         // `.part` gone while the disk's last word is still `finishing` would give the item whatever
         // file of that size is under the name).
-        if !recovery.unlinks.isEmpty { try file.sync() }
+        if !recovery.unlinks.isEmpty {
+            try file.sync()
+            configuration.testHooks.beforeUnlink(recovery.unlinks)
+        }
         for name in recovery.unlinks { folder.unlink(name) }
         // The journal is rewritten from what it said before anything runs: torn lines go.
         try file.replace(with: recovery.journal)
@@ -413,7 +416,9 @@ public final class DownloadManager: Sendable {
                 defer { owed = ([], []) }
                 return owed.unlinks
             }
-            for name in owed + actions.unlinks { folder.unlink(name) }
+            let unlinks = owed + actions.unlinks
+            if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
+            for name in unlinks { folder.unlink(name) }
         }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
     }

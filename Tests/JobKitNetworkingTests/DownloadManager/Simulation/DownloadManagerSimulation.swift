@@ -205,6 +205,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         configuration.maxBytesPerSecond = overallLimit
         // Journal first: nothing is unlinked that the journal on the disk still needs.
         configuration.testHooks.beforeUnlink = { [weak self] names in self?.checkUnlink(names) }
+        // Journal first: no `.part` takes its name before its `finishing` record is on the disk.
+        configuration.testHooks.afterFinishing = { [weak self] id in self?.checkFinishing(id) }
         let faults = disk.pendingFaults.count
         do {
             replayed = [:]
@@ -666,6 +668,21 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             case .finishing, .completed: broken = "\(name) was unlinked while the journal has \(item) \(entry.status)"
             default: break
             }
+        }
+    }
+
+    /// Just before an item's complete `.part` takes its name (the manager's own test hook): the journal
+    /// on the disk already has the item finishing, so that a process killed after the rename restores
+    /// it completed, not pending with its own file in the way.
+    private func checkFinishing(_ id: ItemID) {
+        guard let journal = disk.contents(of: DownloadJournal.fileName, in: folder),
+            let entries = try? DownloadJournal.parse(journal).entries
+        else { return }
+        let entry = entries.first { $0.id == id.rawValue }
+        guard case .finishing? = entry?.status else {
+            broken =
+                "item \(id.rawValue) renames its .part while the journal has it \(entry.map { "\($0.status)" } ?? "not at all")"
+            return
         }
     }
 
