@@ -177,7 +177,12 @@ extension DownloadManager {
             // The record is on disk before the rename: after a power loss the file is the manager's.
             // Synced through a descriptor of its own, with no lock held: other items' journal
             // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
-            if journal.withLock({ $0.file != nil }) { JournalFile.sync(in: folder) }
+            // A sync that fails stops the rename (the run fails, keeping its `.part`): after a power
+            // loss the journal could say the item pending while its complete file has its name.
+            if journal.withLock({ $0.file != nil }), let failure = JournalFile.sync(in: folder) {
+                throw DownloadManagerError.cannotUseDirectory(
+                    directory.path, reason: "cannot sync \(journalURL.path): \(SystemCall.errorText(failure))")
+            }
         }
         configuration.testHooks.afterFinishing(start.id)
     }

@@ -249,12 +249,18 @@ final class JournalFile {
         }
     }
 
-    /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock);
-    /// best effort.
-    static func sync(in folder: any DownloadFolder) {
-        guard case .success(let file) = folder.openFile(DownloadJournal.fileName, O_RDONLY) else { return }
-        _ = file.sync()
-        file.close()
+    /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock).
+    ///
+    /// - Returns: the `errno` of the failure (of the open or the sync); nil when synced.
+    @discardableResult
+    static func sync(in folder: any DownloadFolder) -> Int32? {
+        let file: any DownloadFile
+        switch folder.openFile(DownloadJournal.fileName, O_RDONLY) {
+        case .success(let opened): file = opened
+        case .failure(let failure): return failure.code.rawValue
+        }
+        defer { file.close() }
+        return file.sync()
     }
 
     /// Replaces the journal with `data`: see `replace(with:)` of chunks.

@@ -222,6 +222,28 @@ import Testing
         }
     }
 
+    /// With `.system` durability a journal sync that fails just before a complete `.part` would take its
+    /// name stops the rename: the item fails keeping its `.part` (a power loss could otherwise keep the
+    /// renamed file and lose the `finishing` record, and the item would find its own file in the way),
+    /// and a resume completes it. Found by the simulation of the real manager.
+    @Test func aJournalSyncThatFailsBeforeTheRenameStopsIt() async throws {
+        let world = MemoryDownloads(bytes: pattern(10_000))
+        let manager = try world.open(durability: .system)
+        defer { manager.close() }
+        // The add's own sync passes; the one before the rename fails.
+        world.disk.fail(.sync, name: DownloadJournal.fileName, with: EIO, skipping: 1)
+        let id = try manager.add(world.url)
+        let failed = await manager.waitUntilFinished()
+        #expect(failed.failed.map(\.id) == [id])
+        #expect(world.contents(of: "big.bin") == nil)
+        #expect(world.contents(of: "big.bin.part") == world.bytes)
+
+        try manager.resume(id)
+        let summary = await manager.waitUntilFinished()
+        #expect(summary.completed.map(\.id) == [id])
+        #expect(world.contents(of: "big.bin") == world.bytes)
+    }
+
     /// A `.part` that cannot be created (EACCES) fails the item with a `file` failure naming it and
     /// the system's words, before any request.
     @Test func aPartThatCannotBeCreatedFailsTheItemBeforeAnyRequest() async throws {
