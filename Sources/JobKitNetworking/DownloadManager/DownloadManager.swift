@@ -250,6 +250,8 @@ public final class DownloadManager: Sendable {
     ///   or `.cannotUseDirectory` when the journal cannot be written. Nothing is added then.
     @discardableResult
     public func add(contentsOf requests: [Request]) throws(DownloadManagerError) -> [ItemID] {
+        // The journal's end is torn and rewriting it failed too: the journal retry rewrites it.
+        var rewriteOwed = false
         let result = journal.withLock { box -> Result<([ItemID], Machine.Actions), DownloadManagerError> in
             guard let file = box.file else { return .failure(.closed) }
             do throws(DownloadManagerError) {
@@ -264,9 +266,15 @@ public final class DownloadManager: Sendable {
                         try file.appendSynced(DownloadJournal.encodedChunks(Machine.records(of: prepared)))
                     } catch {
                         // Its lines are still there when they could not be cut back off: the journal is
-                        // written whole now, without them (else by the retry below, or the next write), so
-                        // that no restart restores what this call refused — nor reuses their ids.
-                        if file.isTorn { try? writeJournal(to: file) }
+                        // written whole now, without them (else by the journal retry, or the next write),
+                        // so that no restart restores what this call refused — nor reuses their ids.
+                        if file.isTorn {
+                            do throws(DownloadManagerError) {
+                                try writeJournal(to: file)
+                            } catch {
+                                rewriteOwed = true
+                            }
+                        }
                         throw error
                     }
                 }
@@ -275,7 +283,7 @@ public final class DownloadManager: Sendable {
                 return .failure(error)
             }
         }
-        if case .failure = result, journal.withLock({ $0.file?.isTorn == true }) { retryJournalLater() }
+        if rewriteOwed { retryJournalLater() }
         let (ids, actions) = try result.get()
         // Before any of them starts.
         for (id, request) in zip(ids, requests) { limiter.setLimit(request.maxBytesPerSecond, for: id) }
