@@ -90,6 +90,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var removing: [ItemID: String] = [:]
     private var removed: Set<ItemID> = []
     private var replay = JournalReplay()
+    /// The journals read so far (every check reads it; most moves append a line or nothing).
+    private var journals = ParsedJournal()
     /// Names an item was added under with `replacesExistingFile`: what is under them may be replaced.
     private var replacing: Set<String> = []
     /// Names whose item was removed: a file it left there is nobody's now.
@@ -104,6 +106,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var opened = 0
     /// The `.part`s last found sound, by item name (most moves change none).
     private var checkedParts: [String: Data] = [:]
+    /// The `.part.meta` files last decoded, by name.
+    private var decodedMetadata: [String: (data: Data, metadata: PartMetadata?)] = [:]
 
     init(seed: UInt64) {
         self.seed = seed
@@ -456,8 +460,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         if power {
             // A `.part` whose item's records the power took is nobody's now: nothing removes it.
             let names = Set(
-                (disk.contents(of: DownloadJournal.fileName, in: folder).flatMap { try? DownloadJournal.parse($0) }?
-                    .entries ?? []).map(\.name))
+                (journalOnDisk()?.entries ?? []).map(\.name))
             for name in disk.names(in: folder)
             where name.hasSuffix(".part") && !names.contains(String(name.dropLast(5))) {
                 orphaned.insert(name)
@@ -487,9 +490,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     /// The journal on the disk is the last word: a removal it no longer has an item of is final.
     private func noteJournalOnDisk(afterPowerLoss: Bool = false) {
-        let contents = disk.contents(of: DownloadJournal.fileName, in: folder).flatMap {
-            try? DownloadJournal.parse($0)
-        }
+        let contents = journalOnDisk()
         let recorded = Set((contents?.entries ?? []).map(\.id))
         for (id, _) in removing where !recorded.contains(id.rawValue) { removed.insert(id) }
         removing = [:]
@@ -615,8 +616,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             let parts = PartNames(for: item.name)
             if foreign[parts.part] == nil, let part = disk.contents(of: parts.part, in: folder),
                 checkedParts[item.name] != part,
-                let data = disk.contents(of: parts.metadata, in: folder),
-                let metadata = try? JSONDecoder().decode(PartMetadata.self, from: data), metadata.item == id.rawValue
+                let metadata = metadata(parts.metadata), metadata.item == id.rawValue
             {
                 if let total = metadata.total, part.count > total {
                     throw violation("\(parts.metadata) says \(total) bytes; its .part has \(part.count)")
@@ -647,7 +647,10 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             throw violation("totals out of bounds: \(totals)")
         }
         let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
-        if let mismatch = replay.mismatch(machine, journal: journal, facts: { disk.facts(of: $0, in: folder) }) {
+        if let mismatch = replay.mismatch(
+            machine, journal: journal, facts: { disk.facts(of: $0, in: folder) },
+            parsed: { journals.contents(of: $0) })
+        {
             throw violation(
                 mismatch + "\njournal:\n" + String(decoding: journal, as: UTF8.self) + "\nlive: "
                     + "\(machine.journalEntries.map { "\($0.id) \($0.name) \($0.status)" })")
@@ -658,9 +661,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// why. A file or `.part` of a name whose item the journal still has as finishing or completed
     /// must stay: a process killed now would restore that item with its file or `.part` gone.
     private func checkUnlink(_ names: [String]) {
-        guard let journal = disk.contents(of: DownloadJournal.fileName, in: folder),
-            let entries = try? DownloadJournal.parse(journal).entries
-        else { return }
+        guard let entries = journalOnDisk()?.entries else { return }
         for name in names {
             let item = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
             guard let entry = entries.first(where: { $0.name == item }) else { continue }
@@ -675,15 +676,28 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// on the disk already has the item finishing, so that a process killed after the rename restores
     /// it completed, not pending with its own file in the way.
     private func checkFinishing(_ id: ItemID) {
-        guard let journal = disk.contents(of: DownloadJournal.fileName, in: folder),
-            let entries = try? DownloadJournal.parse(journal).entries
-        else { return }
+        guard let entries = journalOnDisk()?.entries else { return }
         let entry = entries.first { $0.id == id.rawValue }
         guard case .finishing? = entry?.status else {
             broken =
                 "item \(id.rawValue) renames its .part while the journal has it \(entry.map { "\($0.status)" } ?? "not at all")"
             return
         }
+    }
+
+    /// The `.part.meta` of that name, decoded (nil when there is none, or it does not decode); a
+    /// metadata file changes far less often than its `.part`, and is decoded once per change.
+    private func metadata(_ name: String) -> PartMetadata? {
+        guard let data = disk.contents(of: name, in: folder) else { return nil }
+        if let known = decodedMetadata[name], known.data == data { return known.metadata }
+        let metadata = try? JSONDecoder().decode(PartMetadata.self, from: data)
+        decodedMetadata[name] = (data, metadata)
+        return metadata
+    }
+
+    /// What the journal on the disk says (nil when there is none, or it does not read).
+    private func journalOnDisk() -> DownloadJournal.Contents? {
+        disk.contents(of: DownloadJournal.fileName, in: folder).flatMap { journals.contents(of: $0) }
     }
 
     /// An update the live manager delivered: its events replay to its snapshot of the items.

@@ -9,10 +9,9 @@ import Foundation
 ///
 /// Incrementally: the replay is a function of the journal (with what is queued), the live entries
 /// and the facts of their files, so a step that changed none of them (most steps write a `.part`)
-/// is not replayed again, for the cost of a comparison, and a journal already parsed is not parsed
-/// again: checked after every step, it costs 20,000 schedules 3 s of their 66 s of processor time
-/// (seed 1). It judges as `JournalRecovery` does: the records parsed (`DownloadJournal.parse`),
-/// each status against the disk (`JournalRecovery.status`).
+/// is not replayed again, for the cost of a comparison; the journal is read by the simulation's
+/// `ParsedJournal`, which reads only what was appended since. It judges as `JournalRecovery` does:
+/// the records parsed, each status against the disk (`JournalRecovery.status`).
 struct JournalReplay {
     /// What the last replay that agreed was of.
     private struct Input: Equatable {
@@ -22,13 +21,13 @@ struct JournalReplay {
     }
 
     private var agreed: Input?
-    /// The last journal parsed, and its entries (a rename or a new status reads the same journal).
-    private var parsed: (journal: Data, entries: [DownloadJournal.Entry])?
 
     /// Nil when `journal` (the bytes on the disk), with the records `machine` has not handed out yet,
     /// replays to `machine`'s items, judged against the files `facts` tells of; else what differs.
+    /// `parsed` reads a journal (the simulation's `ParsedJournal`, which reads only what was appended).
     mutating func mismatch<Handle>(
-        _ machine: DownloadManagerStateMachine<Handle>, journal: Data, facts: (String) -> FileFacts
+        _ machine: DownloadManagerStateMachine<Handle>, journal: Data, facts: (String) -> FileFacts,
+        parsed: (Data) -> DownloadJournal.Contents?
     ) -> String? {
         var probe = machine
         var journal = journal
@@ -44,17 +43,7 @@ struct JournalReplay {
         }
         let input = Input(journal: journal, entries: known, facts: told)
         guard input != agreed else { return nil }
-        let entries: [DownloadJournal.Entry]
-        if let parsed, parsed.journal == journal {
-            entries = parsed.entries
-        } else {
-            do {
-                entries = try DownloadJournal.parse(journal).entries
-            } catch {
-                return "the journal does not read back: \(error)"
-            }
-            parsed = (journal, entries)
-        }
+        guard let entries = parsed(journal)?.entries else { return "the journal does not read back" }
         if let mismatch = Self.mismatch(entries, known, facts: facts) { return mismatch }
         agreed = input
         return nil

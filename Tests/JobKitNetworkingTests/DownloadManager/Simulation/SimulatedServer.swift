@@ -31,7 +31,9 @@ struct SimulatedServer {
     var honest = false
     /// Every version each resource had, by its content: a completed file must be one of them (a
     /// redirect's mirror's versions count as its origin's).
-    private var versions: [String: Set<[UInt8]>] = [:]
+    private var versions: [String: [[UInt8]]] = [:]
+    /// The bytes each resource has now (its last version's), by URL: what an answer sends.
+    private var current: [String: [UInt8]] = [:]
     /// The resources that redirect now, to their mirror.
     private var redirects: [String: String] = [:]
 
@@ -41,11 +43,17 @@ struct SimulatedServer {
         return versions[url]?.contains(bytes) == true || versions[Self.mirror(of: url)]?.contains(bytes) == true
     }
 
+    /// Keeps `content` as the resource's bytes now, and among its versions.
+    private mutating func record(_ content: [UInt8], of url: String) {
+        current[url] = content
+        if versions[url]?.contains(content) != true { versions[url, default: []].append(content) }
+    }
+
     /// Whether `bytes` begin one version of the resource `url` names (or of its mirror): what a
     /// `.part` of it may hold.
     func isPrefixOfVersion(_ bytes: [UInt8], of url: String) -> Bool {
         let url = Self.resource(url)
-        return (versions[url] ?? []).union(versions[Self.mirror(of: url)] ?? []).contains { version in
+        return ((versions[url] ?? []) + (versions[Self.mirror(of: url)] ?? [])).contains { version in
             version.count >= bytes.count
                 && version.withUnsafeBytes { whole in
                     bytes.withUnsafeBytes { part in
@@ -69,13 +77,13 @@ struct SimulatedServer {
         let version = random.chance(70) ? resource.version : max(1, resource.version - 1)
         let length = resources[mirror] == nil || random.chance(50) ? resource.length : resources[mirror]!.length
         resources[mirror] = Resource(version: version, length: length, hasETag: random.chance(50))
-        versions[mirror, default: []].insert(Self.content(url, version: version, length: length))
+        record(Self.content(url, version: version, length: length), of: mirror)
         redirects[url] = mirror
     }
 
     mutating func add(_ url: String, length: Int, hasETag: Bool) {
         resources[url] = Resource(version: 1, length: length, hasETag: hasETag)
-        versions[url, default: []].insert(Self.content(url, version: 1, length: length))
+        record(Self.content(url, version: 1, length: length), of: url)
     }
 
     /// The resource changes: a new version, maybe of another length.
@@ -84,7 +92,7 @@ struct SimulatedServer {
         resource.version += 1
         resource.length = length
         resources[url] = resource
-        versions[url, default: []].insert(Self.content(url, version: resource.version, length: length))
+        record(Self.content(url, version: resource.version, length: length), of: url)
     }
 
     /// The bytes of `url` in `version`: different for every version and position.
@@ -168,7 +176,7 @@ struct SimulatedServer {
             return Response(
                 status: 404, headers: [:], body: Array("no such file".utf8), drops: false, note: "404", lie: nil)
         }
-        let content = Self.content(url, version: resource.version, length: resource.length)
+        let content = current[url] ?? []
         var validators: [String: String] = [
             "last-modified": Self.lastModified(resource.version, url), "date": Self.date(url),
         ]
