@@ -26,7 +26,7 @@ extension DownloadManager {
         // Under the state lock, as a consumer's registration: one that registers later starts after
         // this delivery.
         let delivering = state.withLock { machine in
-            let wanted = onUpdate != nil || broadcaster.consumerCount > 0
+            let wanted = onUpdate != nil || machine.consumers.consumerCount > 0
             return machine.beginNumberedDelivery(wake, now: now(), snapshot: wanted)
         }
         guard let (delivery, hasNews) = delivering else { return }

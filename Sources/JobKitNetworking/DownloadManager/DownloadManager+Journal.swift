@@ -5,25 +5,37 @@ import JobKit
 extension DownloadManager {
     // MARK: Journal
 
+    /// Runs `body` holding the journal's pen (`JournalPen`): no other thread writes the journal until
+    /// it returns. The turn is asked for and given back under the state lock; the wait for it, and
+    /// `body`, run with no lock held (`body` takes the state lock itself, as it needs).
+    func withPen<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        if let turn = state.withLock({ $0.pen.take() }) { turn.wait() }
+        defer { state.withLock { $0.pen.give() }?.signal() }
+        return try body()
+    }
+
     /// Writes the records waiting in the state machine, in order.
     ///
     /// - Throws: the journal's failure (a full disk): the records stay waiting, to be written before
     ///   the next ones, and the caller does not carry out what they announce. Nothing when closed.
     func writeJournal() throws(DownloadManagerError) {
-        let result = journal.withLock { box -> Result<Void, DownloadManagerError> in
-            guard let file = box.file else { return .success(()) }
-            return Result { () throws(DownloadManagerError) in try writeJournal(to: file) }
+        try withPen { () throws(DownloadManagerError) in
+            guard journal.file != nil else { return }
+            try writeJournalHoldingPen()
         }
-        try result.get()
     }
 
-    /// Writes the waiting records to `file`, and syncs it when the machine owes a sync before the
-    /// next unlink (`journalSyncOwed`); the journal lock is held. A failure leaves both owed.
-    func writeJournal(to file: JournalFile) throws(DownloadManagerError) {
+    /// Writes the waiting records to the journal, and syncs it when the machine owes a sync before the
+    /// next unlink (`journalSyncOwed`); the caller holds the pen. A failure leaves both owed.
+    ///
+    /// - Throws: `.closed` once the journal is closed; the journal's failure.
+    func writeJournalHoldingPen() throws(DownloadManagerError) {
+        guard let file = journal.file else { throw .closed }
+        // A torn end (a failed write whose lines could not be cut back off) is never appended to:
+        // the journal is written whole, from what the machine knows.
+        let torn = file.isTorn
         let (write, syncs) = state.withLock { machine in
-            // A torn end (a failed write whose lines could not be cut back off) is never appended to:
-            // the journal is written whole, from what the machine knows.
-            if file.isTorn { machine.journal.oweRewrite() }
+            if torn { machine.journal.oweRewrite() }
             return (machine.takeJournal(), machine.takeJournalSync())
         }
         if let write {
@@ -62,9 +74,9 @@ extension DownloadManager {
     /// name whose files those remove — goes on once the disk recovers, without another call of the
     /// user's. One retry is queued at a time.
     func retryJournalLater() {
-        let first = journalRetryQueued.withLock { queued -> Bool in
-            defer { queued = true }
-            return !queued
+        let first = state.withLock { machine -> Bool in
+            defer { machine.pen.retryQueued = true }
+            return !machine.pen.retryQueued
         }
         guard first else { return }
         let queue = configuration.queue
@@ -75,7 +87,7 @@ extension DownloadManager {
     }
 
     private func retryJournal() {
-        journalRetryQueued.withLock { $0 = false }
+        state.withLock { $0.pen.retryQueued = false }
         writeWaitingJournal()
     }
 
@@ -97,9 +109,9 @@ extension DownloadManager {
     /// before it, which restores the item as completed. With `.process` nothing is synced.
     func syncJournalSoon() {
         guard configuration.durability == .system else { return }
-        let queue = syncQueued.withLock { queued -> Bool in
-            defer { queued = true }
-            return !queued
+        let queue = state.withLock { machine -> Bool in
+            defer { machine.pen.syncQueued = true }
+            return !machine.pen.syncQueued
         }
         guard queue else { return }
         configuration.scheduler.schedule(after: Self.syncDelay) { [self] in
@@ -108,10 +120,13 @@ extension DownloadManager {
     }
 
     private func syncJournal() {
-        syncQueued.withLock { $0 = false }
+        let open = state.withLock { machine -> Bool in
+            machine.pen.syncQueued = false
+            return !machine.pen.isClosed
+        }
         // A descriptor of its own, not a `dup` of the journal's: a `dup` would share the `flock`,
         // and keep the directory locked past `close()` while the sync runs.
-        guard journal.withLock({ $0.file != nil }) else { return }
+        guard open else { return }
         JournalFile.sync(in: folder)
     }
 }

@@ -9,28 +9,43 @@ extension DownloadManager {
 
     typealias Machine = DownloadManagerStateMachine<JobHandle>
 
+    /// Makes a control's transition and carries out its actions. The transition is made holding the
+    /// journal's pen: an `add` holds it from its checks to its commit, so that no control changes what
+    /// it checked (removes the item a request is, say) in between.
     func control(
         _ transition: (inout Machine, UInt64) throws(DownloadManagerError) -> Machine.Actions
     ) throws(DownloadManagerError) {
-        let result = state.withLock { machine in
-            Result { () throws(DownloadManagerError) in try transition(&machine, now()) }
+        let (actions, written) = try withPen { () throws(DownloadManagerError) in
+            let result = state.withLock { machine in
+                Result { () throws(DownloadManagerError) in try transition(&machine, now()) }
+            }
+            let actions = try result.get()
+            return (actions, writeJournalHoldingPen(for: actions))
         }
-        if let failure = perform(try result.get()) { throw failure }
+        if let failure = carryOut(actions, written) { throw failure }
     }
 
+    /// A transition of every item, made holding the journal's pen (see `control`).
     func all(_ transition: (inout Machine, ItemID, UInt64) throws(DownloadManagerError) -> Machine.Actions) {
-        let actions = state.withLock { machine -> Machine.Actions in
-            var actions = Machine.Actions()
-            let now = now()
-            machine.holdStarts()
-            for id in machine.ids {
-                if let more = try? transition(&machine, id, now) { actions.merge(more) }
+        let (actions, written) = withPen {
+            let actions = state.withLock { machine -> Machine.Actions in
+                var actions = Machine.Actions()
+                let now = now()
+                machine.holdStarts()
+                for id in machine.ids {
+                    if let more = try? transition(&machine, id, now) { actions.merge(more) }
+                }
+                actions.merge(machine.releaseStarts(now: now))
+                return actions
             }
-            actions.merge(machine.releaseStarts(now: now))
-            return actions
+            return (actions, writeJournalHoldingPen(for: actions))
         }
-        _ = perform(actions)
+        carryOut(actions, written)
     }
+
+    /// What a transition's journal write came to: its failure, and the unlinks (and the names they
+    /// clean) that may be done now.
+    typealias JournalOutcome = (failure: DownloadManagerError?, unlinks: [String], cleaning: [String])
 
     /// Carries out what a transition asked, with no lock held. The journal is written first, or
     /// nothing is unlinked: a process killed after an unlink finds the change that made it (a removed
@@ -40,35 +55,33 @@ extension DownloadManager {
     ///   with the next ones; the unlinks they announce were skipped).
     @discardableResult
     func perform(_ actions: Machine.Actions) -> DownloadManagerError? {
-        // Under the journal's lock, so that no other write fails (and owes its unlinks) between this
-        // write and the unlinks it allows. Unlinks owed by an earlier failed write are done once a
-        // write succeeds: this one, or one tried now (with nothing waiting, nothing is written).
-        let (failure, unlinks, cleaning) = journal.withLock { box in
-            var failure: DownloadManagerError?
-            let owes = owedUnlinks.withLock { !($0.unlinks.isEmpty && $0.cleaning.isEmpty) }
-            // Before any unlink, the journal says everything: a run that ends may unlink what a record
-            // still waiting (its item's `remove`, whose write failed) announces.
-            if actions.writesJournal || owes || !actions.unlinks.isEmpty {
-                do throws(DownloadManagerError) {
-                    // Closed: nothing is written any more, so nothing a record would announce is done.
-                    guard let file = box.file else { throw .closed }
-                    try writeJournal(to: file)
-                } catch {
-                    failure = error
-                }
+        carryOut(actions, withPen { writeJournalHoldingPen(for: actions) })
+    }
+
+    /// With the pen: writes what waits for the journal when `actions` asks (a record, an unlink), or an
+    /// unlink owed by an earlier failed write waits on it (with nothing waiting, nothing is written).
+    /// Unlinks are owed, with their names held, while a record is unwritten; all that is owed is done
+    /// once a write succeeds: a run that ends may unlink what a record still waiting (its item's
+    /// `remove`, whose write failed) announces.
+    func writeJournalHoldingPen(for actions: Machine.Actions) -> JournalOutcome {
+        var failure: DownloadManagerError?
+        if actions.writesJournal || !actions.unlinks.isEmpty || state.withLock({ $0.pen.owes }) {
+            do throws(DownloadManagerError) {
+                try writeJournalHoldingPen()
+            } catch {
+                failure = error
             }
-            // Not before the journal says why: while a record is unwritten, unlinks are owed, with
-            // their names held. Decided before the cancels: a cancelled run may end, and ask for its
-            // own unlinks, at once on another thread.
-            let (unlinks, cleaning) = owedUnlinks.withLock { owed -> ([String], [String]) in
-                owed.unlinks += actions.unlinks
-                owed.cleaning += actions.cleaning
-                guard failure == nil else { return ([], []) }
-                defer { owed = ([], []) }
-                return owed
-            }
-            return (failure, unlinks, cleaning)
         }
+        let allowed = state.withLock {
+            $0.pen.wrote(succeeded: failure == nil, unlinks: actions.unlinks, cleaning: actions.cleaning)
+        }
+        return (failure, allowed.unlinks, allowed.cleaning)
+    }
+
+    /// The rest of `actions`, once the journal was written (`written`), with no lock held and the pen given back.
+    @discardableResult
+    private func carryOut(_ actions: Machine.Actions, _ written: JournalOutcome) -> DownloadManagerError? {
+        let (failure, unlinks, cleaning) = written
         if let failure, failure != .closed { retryJournalLater() }
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
@@ -179,7 +192,7 @@ extension DownloadManager {
             // writes do not wait for the disk (a compaction meanwhile writes and syncs the record too).
             // A sync that fails stops the rename (the run fails, keeping its `.part`): after a power
             // loss the journal could say the item pending while its complete file has its name.
-            if journal.withLock({ $0.file != nil }), let failure = JournalFile.sync(in: folder) {
+            if state.withLock({ !$0.pen.isClosed }), let failure = JournalFile.sync(in: folder) {
                 throw DownloadManagerError.cannotUseDirectory(
                     directory.path, reason: "cannot sync \(journalURL.path): \(SystemCall.errorText(failure))")
             }

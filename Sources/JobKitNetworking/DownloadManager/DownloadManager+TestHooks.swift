@@ -23,9 +23,10 @@ extension DownloadManager {
     /// Stops as a crash would: the journal is closed as it is (nothing more is written, nothing is
     /// compacted) and the runs are cancelled, so that a new manager can open the directory.
     func abandonForTesting() {
-        journal.withLock { box in
-            box.file?.close()
-            box.file = nil
+        withPen {
+            journal.file?.close()
+            journal.file = nil
+            state.withLock { $0.pen.isClosed = true }
         }
         let actions = state.withLock { $0.close(now: now()) }
         for handle in actions.cancels { handle.cancel() }

@@ -35,7 +35,7 @@ extension DownloadManager {
     /// may be asked for this run), asks it, and returns true: the run's end is reported once it
     /// answers. False: report the end now.
     ///
-    /// The refresher runs in a task of its own, kept in `refreshes` until it answers: stopping the
+    /// The refresher runs in a task of its own, kept in the machine's `refreshTasks` until it answers: stopping the
     /// item meanwhile, or closing the manager, cancels it (`dropRefreshes`) and drops its answer.
     func refreshesURL(_ start: Machine.Start, after failure: ItemError) -> Bool {
         guard let refresher = configuration.urlRefresher, let status = failure.status,
@@ -53,22 +53,23 @@ extension DownloadManager {
             let url = await refresher(item, status)
             perform(
                 state.withLock {
-                    $0.refreshed(start.id, generation: generation, url: url, failure: failure, now: now())
+                    $0.refreshTasks[generation] = nil
+                    return $0.refreshed(start.id, generation: generation, url: url, failure: failure, now: now())
                 })
-            _ = refreshes.withLock { $0.removeValue(forKey: generation) }
         }
-        refreshes.withLock { $0[generation] = task }
         // Dropped before it was kept (or answered already): no one else cancels it.
-        if !state.withLock({ $0.isRefreshing(start.id, generation: generation) }) {
-            dropRefreshes([generation])
+        let dropped = state.withLock { machine in
+            machine.refreshTasks[generation] = task
+            return !machine.isRefreshing(start.id, generation: generation)
         }
+        if dropped { dropRefreshes([generation]) }
         return true
     }
 
     /// Cancels the URL refresher's tasks for runs `generations`, whose answers are dropped.
     func dropRefreshes(_ generations: [UInt64]) {
         guard !generations.isEmpty else { return }
-        let tasks = refreshes.withLock { tasks in generations.compactMap { tasks.removeValue(forKey: $0) } }
+        let tasks = state.withLock { machine in generations.compactMap { machine.refreshTasks.removeValue(forKey: $0) } }
         for task in tasks { task.cancel() }
     }
 }

@@ -96,27 +96,16 @@ public final class DownloadManager: Sendable {
     let ownedHTTPClient: HTTPClient?
     /// Nil: none (`init(directory:configuration:updateHandler:)`).
     let onUpdate: (@Sendable (Update) -> Void)?
-    /// The consumers of `updates()`. Lock order: `state`, then this one's.
-    let broadcaster = UpdateBroadcaster()
+    /// The consumers of `updates()`, whose state is in `state`'s machine (`consumers`).
+    let broadcaster: UpdateBroadcaster<Machine>
     let state: LockedBox<DownloadManagerStateMachine<JobHandle>>
     /// The speed limits, overall and per item.
     let limiter: BandwidthLimiter<ItemID>
-    /// The journal; nil once closed. Lock order: this one, then `state` — never the other way.
-    let journal: LockedBox<JournalBox>
-    /// Unlinks skipped because the journal could not record the change they carry out, and the names
-    /// they clean (which stay marked cleaning: nothing of them starts): done once a journal write
-    /// succeeds again, or the closing compaction does.
-    let owedUnlinks = LockedBox<(unlinks: [String], cleaning: [String])>.make(([], []))
-    /// A sync of the journal is queued and has not started.
-    let syncQueued = LockedBox<Bool>.make(false)
-    /// A retry of a failed journal write is queued and has not started.
-    let journalRetryQueued = LockedBox<Bool>.make(false)
+    /// The journal, written by the holder of the pen (`DownloadManagerStateMachine.pen`) alone.
+    let journal: JournalBox
     /// Where the journal's background syncs run, one at a time, on the manager's queue (a test's
     /// serial queue runs them in its order with everything else).
     let syncQueue: DispatchQueue
-    /// The URL refresher's tasks that have not answered, by the generation of the run they answer
-    /// for: cancelled when their answer is dropped. Never locked with another lock held.
-    let refreshes = LockedBox<[UInt64: Task<Void, Never>]>.make([:])
 
     /// Opens `directory` (creating it if missing), restores the items of its journal, and starts
     /// the pending ones; `onUpdate` runs on the main queue, typed `@MainActor`, so a main-actor screen
@@ -215,8 +204,9 @@ public final class DownloadManager: Sendable {
         let actions = machine.restore(
             recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)
+        broadcaster = UpdateBroadcaster(state: state, machine: \.consumers)
         limiter = BandwidthLimiter(overall: configuration.maxBytesPerSecond, scheduler: configuration.scheduler)
-        journal = .make(JournalBox(file: file))
+        journal = JournalBox(file: file)
         perform(actions)
     }
 
@@ -252,14 +242,16 @@ public final class DownloadManager: Sendable {
     public func add(contentsOf requests: [Request]) throws(DownloadManagerError) -> [ItemID] {
         // The journal's end is torn and rewriting it failed too: the journal retry rewrites it.
         var rewriteOwed = false
-        let result = journal.withLock { box -> Result<([ItemID], Machine.Actions), DownloadManagerError> in
-            guard let file = box.file else { return .failure(.closed) }
+        // With the journal's pen from the checks to the commit: the controls that could undo what
+        // `prepare` found (remove the item a request is, say) take it too, so none comes in between.
+        let result = withPen { () -> Result<([ItemID], Machine.Actions), DownloadManagerError> in
+            guard let file = journal.file else { return .failure(.closed) }
             do throws(DownloadManagerError) {
                 let prepared = try state.withLock { machine in
                     Result { () throws(DownloadManagerError) in try machine.prepare(requests) }
                 }.get()
                 // Records of earlier changes go first, in order.
-                try writeJournal(to: file)
+                try writeJournalHoldingPen()
                 // All or nothing: lines whose sync failed are cut back off, so no restart honours them.
                 if prepared.contains(where: \.isNew) {
                     do throws(DownloadManagerError) {
@@ -270,7 +262,7 @@ public final class DownloadManager: Sendable {
                         // so that no restart restores what this call refused — nor reuses their ids.
                         if file.isTorn {
                             do throws(DownloadManagerError) {
-                                try writeJournal(to: file)
+                                try writeJournalHoldingPen()
                             } catch {
                                 rewriteOwed = true
                             }
@@ -405,25 +397,25 @@ public final class DownloadManager: Sendable {
         schedule(actions.wake)
         for handle in actions.cancels { handle.cancel() }
         dropRefreshes(actions.dropsRefreshes)
-        let compacted = journal.withLock { box -> Bool in
-            guard let file = box.file else { return false }
-            defer {
-                file.close()
-                box.file = nil
-            }
+        // Nil when the final compaction failed (or another call closed the journal first).
+        let owed = withPen { () -> [String]? in
+            guard let file = journal.file else { return nil }
+            let compacted: Bool
             do {
                 try Self.apply(state.withLock { $0.compacted() }, to: file)
-                return true
+                compacted = true
             } catch {
-                return false
+                compacted = false
+            }
+            file.close()
+            journal.file = nil
+            return state.withLock { machine in
+                machine.pen.isClosed = true
+                return compacted ? machine.pen.takeOwedUnlinks() : nil
             }
         }
         // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
-        if compacted {
-            let owed = owedUnlinks.withLock { owed in
-                defer { owed = ([], []) }
-                return owed.unlinks
-            }
+        if let owed {
             let unlinks = owed + actions.unlinks
             if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
             for name in unlinks { folder.unlink(name) }

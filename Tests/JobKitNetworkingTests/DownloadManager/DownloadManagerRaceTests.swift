@@ -73,6 +73,65 @@ import Testing
         manager.close()
     }
 
+    /// `add` checks its requests, writes their records, then commits: a `remove` of an item a request
+    /// names, made in between, would have it return the id of a removed item, and its requeue lost.
+    /// The remove waits for the add's commit (both take the journal's pen), so it comes after.
+    @Test func aRemoveDuringAnAddComesAfterItsCommitSoTheAddNeverReturnsARemovedItem() async throws {
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { _, _ in .stall(body: pattern(1000), sent: 10, until: release) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        // The item the hook removes, once armed.
+        let target = LockedBox<DownloadManager.ItemID?>.make(nil)
+        let removeReturned = LockedBox<Bool>.make(false)
+        var configuration = testConfiguration(log, maxConcurrent: 1)
+        configuration.testHooks.journalFailure = {
+            // The add's synced write of its new record: between its checks and its commit.
+            guard let id = target.withLock({ $0 }), box.once(), let manager = box.manager else { return nil }
+            Thread {
+                try? manager.remove(id)
+                removeReturned.withLock { $0 = true }
+            }.start()
+            // Long enough for the remove to be made, were it not to wait for the add.
+            Thread.sleep(forTimeInterval: 0.3)
+            box.note(removeReturned.withLock { $0 } ? "remove returned" : "remove waits")
+            return nil
+        }
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
+        box.manager = manager
+        let a = try manager.add(server.url("a.bin"))
+        await log.wait(for: a, toBe: .running)
+        try manager.cancel(a)
+        await log.wait(for: a, toBe: .cancelled)
+        target.withLock { $0 = a }
+
+        let ids = try manager.add(contentsOf: [.init(url: server.url("a.bin")), .init(url: server.url("b.bin"))])
+
+        #expect(ids.first == a)
+        #expect(box.notes == ["remove waits"])
+        // What the updates tell of `a`, in order.
+        let told = { @Sendable (updates: [DownloadManager.Update]) -> [String] in
+            updates.flatMap(\.events).compactMap { event in
+                switch event {
+                case .changed(let item) where item.id == a: item.state.name
+                case .removed(let item) where item.id == a: "removed"
+                default: nil
+                }
+            }
+        }
+        await log.wait(until: { told($0).last == "removed" })
+        // The add queued `a` again (it may have started since), then the remove took it: never the
+        // other way round.
+        let sinceCancel = told(log.all).reversed().prefix { $0 != "cancelled" }.reversed()
+        #expect(sinceCancel.first == "pending")
+        #expect(sinceCancel.last == "removed")
+        manager.close()
+    }
+
     @Test func anItemResumedBeforeItsSuspendedRunIsCancelledWaitsForThatRun() async throws {
         // A resume between the suspend's decision and its cancel: the suspended run still holds
         // the `.part`. The new run waits for it to end, instead of failing with "another download

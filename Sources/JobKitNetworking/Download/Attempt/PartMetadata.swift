@@ -48,8 +48,8 @@ struct PartMetadata: Codable, Equatable {
     /// without a `Date`, or unreadable) proves nothing: it is never sent in `If-Range`.
     static func strongLastModified(_ headers: [String: String]) -> String? {
         guard let text = headers["last-modified"], text.count < 100, let sent = headers["date"], sent.count < 100,
-            let modified = RetryAfter.httpDate(text.trimmingCharacters(in: .whitespaces)),
-            let date = RetryAfter.httpDate(sent.trimmingCharacters(in: .whitespaces)),
+            let modified = HTTPDate.parse(text.trimmingCharacters(in: .whitespaces)),
+            let date = HTTPDate.parse(sent.trimmingCharacters(in: .whitespaces)),
             date.timeIntervalSince(modified) >= 1
         else { return nil }
         return text

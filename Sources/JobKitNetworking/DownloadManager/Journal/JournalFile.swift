@@ -13,7 +13,7 @@ import JobKit
 /// The open journal file, holding the directory's exclusive `flock`. Created 0600 (it names the
 /// URLs, which may carry tokens); one found with wider permissions is narrowed to 0600.
 ///
-/// Not thread-safe: the manager uses it under its journal lock.
+/// Not thread-safe: the manager uses it from the holder of the journal's pen (`JournalPen`) alone.
 final class JournalFile {
     /// The directory's path, for messages.
     var directory: String { folder.path }

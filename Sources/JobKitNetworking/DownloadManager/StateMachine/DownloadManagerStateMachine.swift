@@ -78,6 +78,11 @@ struct DownloadManagerStateMachine<Handle> {
     var scheduler: HostScheduler
     var nameGuard = NameGuard()
     var journal = JournalBuffer()
+    /// Whose turn it is to write the journal, and what waits on its writes.
+    var pen = JournalPen()
+    /// The URL refresher's tasks that have not answered, by the generation of the run they answer
+    /// for: cancelled when their answer is dropped (`Actions.dropsRefreshes`).
+    var refreshTasks: [UInt64: Task<Void, Never>] = [:]
     /// A record waiting (or written) overrules a `finishing` that may be on disk (the rename failed,
     /// or the item was removed as it finished): the journal is synced before the next unlink, with
     /// `.system` durability. While `finishing` is the disk's last word on an item, a recovery that
@@ -86,6 +91,8 @@ struct DownloadManagerStateMachine<Handle> {
     /// become the manager's, to delete with `deletingFile`.
     private var journalSyncOwed = false
     var outbox = Outbox()
+    /// The consumers of `updates()` (`UpdateBroadcaster` feeds and drains them).
+    var consumers = UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>>()
     var waiters = Waiters<DownloadManager.Summary>()
     var nextGeneration: UInt64 = 0
     var totalTransferred: Int64 = 0

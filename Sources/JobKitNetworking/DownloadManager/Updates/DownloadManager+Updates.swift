@@ -46,7 +46,7 @@ extension DownloadManager {
         /// another gets nil). Cancelling that task ends the iteration. Releasing the iterator (all
         /// its copies) removes the consumer and its buffer.
         public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-            let subscription: UpdateSubscription
+            let subscription: UpdateSubscription<Machine>
 
             /// The next update: waits for one when none is buffered; nil once the manager is closed
             /// (after the last events) or released, or the task is cancelled.
@@ -58,11 +58,11 @@ extension DownloadManager {
 
     /// A new consumer of `updates()`, from a snapshot taken now — or one that ends at once, once
     /// the manager is closed.
-    func subscribe() -> UpdateSubscription {
+    func subscribe() -> UpdateSubscription<Machine> {
         // Under the state lock: the snapshot and the registration are one step, so the consumer
         // takes exactly the deliveries and events after its snapshot.
         let id = state.withLock { machine in
-            machine.updateStart(now: now()).flatMap { broadcaster.subscribe(initial: $0.update, after: $0.cut) }
+            machine.updateStart(now: now()).flatMap { machine.consumers.subscribe(initial: $0.update, after: $0.cut) }
         }
         return UpdateSubscription(broadcaster: broadcaster, id: id)
     }

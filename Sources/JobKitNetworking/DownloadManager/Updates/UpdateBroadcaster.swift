@@ -1,38 +1,49 @@
 import JobKit
 
-/// The consumers of `DownloadManager.updates()`, behind a lock: the manager feeds it each delivery
-/// (on the result queue, after the lock of its state is released), each consumer pulls from it at
-/// its own pace. Continuations are resumed only once the lock is released.
+/// The consumers of `DownloadManager.updates()`: the manager feeds it each delivery (on the result
+/// queue), each consumer pulls from it at its own pace. Continuations are resumed only once the lock
+/// is released.
 ///
-/// Lock order: the manager's state lock, then this one (`subscribe` is called under the state lock,
-/// so that a consumer's snapshot and its registration are one step); never the other way.
-final class UpdateBroadcaster: Sendable {
+/// Its state machine lives in the manager's (`DownloadManagerStateMachine.consumers`), behind the
+/// manager's one lock: a consumer's snapshot and its registration are one step, and whether a
+/// delivery is built for consumers is decided in the same step as the delivery, with no second lock
+/// taken inside the first. A broadcaster of its own (`init()`, for its tests) has a lock of its own.
+final class UpdateBroadcaster<State: Sendable>: Sendable {
     typealias Waiter = CheckedContinuation<DownloadManager.Update?, Never>
     typealias Machine = UpdateBroadcastStateMachine<Waiter>
 
-    private let state = LockedBox<Machine>.make(Machine())
+    // Safety (of the key path, which Swift does not see as Sendable): a key path to a stored
+    // property, immutable.
+    private nonisolated(unsafe) let machine: WritableKeyPath<State, Machine>
+    private let state: LockedBox<State>
+
+    /// The broadcaster whose machine is `state`'s `machine`, behind `state`'s lock.
+    init(state: LockedBox<State>, machine: WritableKeyPath<State, Machine>) {
+        self.state = state
+        self.machine = machine
+    }
 
     /// Registers a consumer (see `UpdateBroadcastStateMachine.subscribe`). Resumes nothing: it may
     /// be called under another lock.
     func subscribe(initial: DownloadManager.Update, after cut: Machine.Cut) -> Machine.ConsumerID? {
-        state.withLock { $0.subscribe(initial: initial, after: cut) }
+        state.withLock { $0[keyPath: machine].subscribe(initial: initial, after: cut) }
     }
 
     /// Feeds a delivery to every consumer.
     func deliver(_ delivery: Machine.Delivery) {
-        let resumes = state.withLock { $0.deliver(delivery) }
+        let resumes = state.withLock { $0[keyPath: machine].deliver(delivery) }
         for (waiter, update) in resumes { waiter.resume(returning: update) }
     }
 
     /// Ends every consumer (each still gets what it holds).
     func finish() {
-        let waiters = state.withLock { $0.finish() }
+        let waiters = state.withLock { $0[keyPath: machine].finish() }
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
     /// Removes the consumer `id`, resuming its waiter with nil.
     func cancel(_ id: Machine.ConsumerID) {
-        state.withLock { $0.cancel(id) }?.resume(returning: nil)
+        state.withLock { $0[keyPath: machine].cancel(id) }?.resume(returning: nil)
     }
 
     /// The next update of consumer `id`, waiting for a delivery if it has none; nil at the end, or
@@ -40,7 +51,7 @@ final class UpdateBroadcaster: Sendable {
     func next(_ id: Machine.ConsumerID) async -> DownloadManager.Update? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: Waiter) in
-                switch state.withLock({ $0.next(id, waiter) }) {
+                switch state.withLock({ $0[keyPath: machine].next(id, waiter) }) {
                 case .deliver(let update): waiter.resume(returning: update)
                 case .end: waiter.resume(returning: nil)
                 case .wait: break
@@ -52,17 +63,27 @@ final class UpdateBroadcaster: Sendable {
     }
 
     /// How many consumers are registered (for tests).
-    var consumerCount: Int { state.withLock { $0.consumerCount } }
+    var consumerCount: Int { state.withLock { $0[keyPath: machine].consumerCount } }
+}
+
+extension UpdateBroadcaster where State == UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>> {
+    /// A broadcaster with a lock of its own.
+    convenience init() {
+        self.init(state: .make(Machine()), machine: \.self)
+    }
 }
 
 /// One consumer of a broadcaster, held by an iterator of `updates()`: releasing it removes the
 /// consumer with what it held.
-final class UpdateSubscription: Sendable {
-    private let broadcaster: UpdateBroadcaster
+final class UpdateSubscription<State: Sendable>: Sendable {
+    private let broadcaster: UpdateBroadcaster<State>
     /// Nil for a sequence that ended before it began (the manager was closed).
-    private let id: UpdateBroadcaster.Machine.ConsumerID?
+    private let id: UpdateBroadcastStateMachine<UpdateBroadcaster<State>.Waiter>.ConsumerID?
 
-    init(broadcaster: UpdateBroadcaster, id: UpdateBroadcaster.Machine.ConsumerID?) {
+    init(
+        broadcaster: UpdateBroadcaster<State>,
+        id: UpdateBroadcastStateMachine<UpdateBroadcaster<State>.Waiter>.ConsumerID?
+    ) {
         self.broadcaster = broadcaster
         self.id = id
     }

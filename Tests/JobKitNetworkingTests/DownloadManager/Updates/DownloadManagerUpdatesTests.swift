@@ -120,7 +120,7 @@ import Testing
         let log = UpdateLog()
         let manager = try DownloadManager(
             directory: try scratchFolder(), configuration: testConfiguration(log), resultQueue: log.queue)
-        weak var subscription: UpdateSubscription?
+        weak var subscription: UpdateSubscription<DownloadManager.Machine>?
         do {
             let iterator = manager.updates().makeAsyncIterator()
             subscription = iterator.subscription

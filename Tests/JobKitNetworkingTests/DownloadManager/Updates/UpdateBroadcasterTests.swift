@@ -6,6 +6,9 @@ import Testing
 /// The broadcaster with real continuations: waiting consumers are resumed by deliveries, by the end
 /// and by cancellation, and a released subscription removes its consumer.
 @Suite struct UpdateBroadcasterTests {
+    /// A broadcaster with a lock of its own (a manager's is behind the manager's lock).
+    typealias Standalone = UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>>
+
     let start = DownloadManager.Update(events: [], items: [], totals: .init())
     let cut = UpdateCut(deliveriesBefore: 0, eventsBefore: 0)
 
@@ -16,7 +19,7 @@ import Testing
     }
 
     @Test func aWaitingConsumerIsResumedByADeliveryThenByTheEnd() async {
-        let broadcaster = UpdateBroadcaster()
+        let broadcaster = UpdateBroadcaster<Standalone>()
         let subscription = UpdateSubscription(
             broadcaster: broadcaster, id: broadcaster.subscribe(initial: start, after: cut))
         let first = await subscription.next()
@@ -32,7 +35,7 @@ import Testing
     }
 
     @Test func cancellingTheTaskAtAnyPointEndsTheIteration() async {
-        let broadcaster = UpdateBroadcaster()
+        let broadcaster = UpdateBroadcaster<Standalone>()
         for round in 0..<200 {
             let subscription = UpdateSubscription(
                 broadcaster: broadcaster, id: broadcaster.subscribe(initial: start, after: cut))
@@ -52,8 +55,8 @@ import Testing
     }
 
     @Test func releasingTheSubscriptionRemovesTheConsumer() {
-        let broadcaster = UpdateBroadcaster()
-        weak var released: UpdateSubscription?
+        let broadcaster = UpdateBroadcaster<Standalone>()
+        weak var released: UpdateSubscription<Standalone>?
         do {
             let subscription = UpdateSubscription(
                 broadcaster: broadcaster, id: broadcaster.subscribe(initial: start, after: cut))
@@ -66,7 +69,7 @@ import Testing
     }
 
     @Test func aThousandWaitingConsumersAllEnd() async {
-        let broadcaster = UpdateBroadcaster()
+        let broadcaster = UpdateBroadcaster<Standalone>()
         let counts = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<1_000 {
                 let subscription = UpdateSubscription(

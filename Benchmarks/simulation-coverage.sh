@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The lines of the download manager and its downloads that the simulation alone runs: the package's
+# tests built with coverage (in .build-coverage, beside the usual build), only
+# DownloadManagerSimulationTests run, and llvm-cov's line figures for
+# Sources/JobKitNetworking/DownloadManager/ and Sources/JobKitNetworking/Download/, per file and in all.
+#
+#   Benchmarks/simulation-coverage.sh [SCHEDULES]     (default 2,000; seed 1 unless JOBKIT_SIMULATION_SEED)
+#
+# Its last line: `simulation line coverage: P% (C of N lines)`. A clean build takes about five minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+schedules=${1:-2000}
+scratch=.build-coverage
+flags=(--scratch-path "$scratch" --enable-code-coverage -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc "$(nproc)")
+swift build --build-tests "${flags[@]}" >/dev/null
+bin=$(swift build --show-bin-path "${flags[@]}")
+profiles=$(mktemp -d)
+trap 'rm -rf "$profiles"' EXIT
+LLVM_PROFILE_FILE="$profiles/%p.profraw" JOBKIT_SIMULATION_SEED=${JOBKIT_SIMULATION_SEED:-1} \
+    JOBKIT_SIMULATION_SCHEDULES="$schedules" \
+    "$bin/JobKitPackageTests.xctest" --testing-library swift-testing --filter DownloadManagerSimulationTests |
+    grep -a '^simulated'
+llvm-profdata merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"
+sources=(Sources/JobKitNetworking/DownloadManager Sources/JobKitNetworking/Download)
+llvm-cov report "$bin/JobKitPackageTests.xctest" -instr-profile "$profiles/merged.profdata" "${sources[@]}" |
+    tee "$profiles/report" | awk 'NR > 2 && !/^-/ && !/^TOTAL/ { printf "%-72s %s\n", $1, $(NF-3) }'
+# TOTAL's columns: regions, missed, cover, functions, missed, executed, lines, missed, cover, ...
+awk '/^TOTAL/ { printf "simulation line coverage: %s (%d of %d lines)\n", $10, $8 - $9, $8 }' "$profiles/report"
