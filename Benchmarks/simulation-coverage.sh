@@ -12,10 +12,13 @@ cd "$(dirname "$0")/.."
 schedules=${1:-2000}
 scratch=.build-coverage
 flags=(--scratch-path "$scratch" --enable-code-coverage -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc "$(nproc)")
-swift build --build-tests "${flags[@]}" >/dev/null
-bin=$(swift build --show-bin-path "${flags[@]}")
 profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT
+if ! swift build --build-tests "${flags[@]}" >"$profiles/build.log" 2>&1; then
+    cat "$profiles/build.log"
+    exit 1
+fi
+bin=$(swift build --show-bin-path "${flags[@]}")
 LLVM_PROFILE_FILE="$profiles/%p.profraw" JOBKIT_SIMULATION_SEED=${JOBKIT_SIMULATION_SEED:-1} \
     JOBKIT_SIMULATION_SCHEDULES="$schedules" \
     "$bin/JobKitPackageTests.xctest" --testing-library swift-testing --filter DownloadManagerSimulationTests |

@@ -69,7 +69,8 @@ extension DownloadManager {
     /// Cancels the URL refresher's tasks for runs `generations`, whose answers are dropped.
     func dropRefreshes(_ generations: [UInt64]) {
         guard !generations.isEmpty else { return }
-        let tasks = state.withLock { machine in generations.compactMap { machine.refreshTasks.removeValue(forKey: $0) } }
+        let tasks = state.withLock { machine in generations.compactMap { machine.refreshTasks.removeValue(forKey: $0) }
+        }
         for task in tasks { task.cancel() }
     }
 }

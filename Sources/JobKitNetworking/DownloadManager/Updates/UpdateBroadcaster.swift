@@ -66,7 +66,8 @@ final class UpdateBroadcaster<State: Sendable>: Sendable {
     var consumerCount: Int { state.withLock { $0[keyPath: machine].consumerCount } }
 }
 
-extension UpdateBroadcaster where State == UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>> {
+extension UpdateBroadcaster
+where State == UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>> {
     /// A broadcaster with a lock of its own.
     convenience init() {
         self.init(state: .make(Machine()), machine: \.self)
