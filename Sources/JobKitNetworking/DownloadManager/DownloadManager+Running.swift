@@ -62,7 +62,10 @@ extension DownloadManager {
     /// unlink owed by an earlier failed write waits on it (with nothing waiting, nothing is written).
     /// Unlinks are owed, with their names held, while a record is unwritten; all that is owed is done
     /// once a write succeeds: a run that ends may unlink what a record still waiting (its item's
-    /// `remove`, whose write failed) announces.
+    /// `remove`, whose write failed) announces. With the pen, no other write fails (and owes its
+    /// unlinks) between this write and the unlinks it allows; decided before the cancels, as a
+    /// cancelled run may end, and ask for its own unlinks, at once on another thread. Once the journal
+    /// is closed nothing is written, so nothing a record would announce is done (`.closed`).
     func writeJournalHoldingPen(for actions: Machine.Actions) -> JournalOutcome {
         var failure: DownloadManagerError?
         if actions.writesJournal || !actions.unlinks.isEmpty || state.withLock({ $0.pen.owes }) {
@@ -78,7 +81,8 @@ extension DownloadManager {
         return (failure, allowed.unlinks, allowed.cleaning)
     }
 
-    /// The rest of `actions`, once the journal was written (`written`), with no lock held and the pen given back.
+    /// The rest of `actions`, once the journal was written (`written`): with no lock held, the pen
+    /// given back.
     @discardableResult
     private func carryOut(_ actions: Machine.Actions, _ written: JournalOutcome) -> DownloadManagerError? {
         let (failure, unlinks, cleaning) = written

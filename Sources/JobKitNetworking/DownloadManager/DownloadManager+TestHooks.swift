@@ -16,6 +16,9 @@ extension DownloadManager {
         /// The bytes a `.part` is written between two flushes with `.system` durability
         /// (`PartFile.syncInterval`), shorter in a test so that a small file is flushed midway.
         var partSyncInterval = PartFile.syncInterval
+        /// The records appended after which the journal is written whole again (`JournalBuffer`),
+        /// smaller in a test so that a short run compacts it.
+        var journalCompactionThreshold = 1024
     }
 }
 

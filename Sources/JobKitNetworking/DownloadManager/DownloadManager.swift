@@ -201,6 +201,7 @@ public final class DownloadManager: Sendable {
             startsRestored: configuration.startsRestoredItems)
         // Nothing to deliver to until a consumer of `updates()` comes (it starts from a snapshot).
         machine.outbox.keepsEvents = onUpdate != nil
+        machine.journal = JournalBuffer(compactionThreshold: configuration.testHooks.journalCompactionThreshold)
         let actions = machine.restore(
             recovery.contents, partLengths: recovery.partLengths, now: Self.now(configuration.scheduler))
         state = .make(machine)

@@ -3,7 +3,7 @@
 /// It keeps these rules: records are handed out in the order they were recorded, and a write that
 /// failed puts its records back in front of any later one (a failed rewrite is owed, whole); the
 /// journal is rewritten from a compacted copy once the records appended since it was last written
-/// whole outnumber that copy (and 1,024), so that it stays within about twice its compacted size at
+/// whole outnumber that copy (and 1,024, `compactionThreshold`), so that it stays within about twice its compacted size at
 /// an amortized constant cost per record. What waits is bounded by the records of the changes made
 /// since the last write: every transition that records asks for a write.
 ///
@@ -22,15 +22,21 @@ struct JournalBuffer {
     /// A rewrite of the journal failed: the next write is a whole one.
     private var compactionOwed = false
 
-    /// Nothing waits; the journal counts as just compacted, empty.
-    init() {}
+    /// The fewest records appended since the last whole write that make the next write a whole one.
+    let compactionThreshold: Int
+
+    /// Nothing waits; the journal counts as just compacted, empty. `compactionThreshold` is 1,024 but
+    /// in tests (the simulation's schedules never reach it otherwise).
+    init(compactionThreshold: Int = 1024) {
+        self.compactionThreshold = max(1, compactionThreshold)
+    }
 
     /// How many records wait to be written.
     var waitingCount: Int { records.count }
 
     /// Whether the next `take` rewrites the journal whole.
     var isCompactionDue: Bool {
-        compactionOwed || (!records.isEmpty && recordsSinceCompaction > max(1024, compactedRecords))
+        compactionOwed || (!records.isEmpty && recordsSinceCompaction > max(compactionThreshold, compactedRecords))
     }
 
     /// Queues a record to be written.

@@ -204,6 +204,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         configuration.fileSystem = disk
         configuration.durability = durability
         configuration.testHooks.partSyncInterval = 1024
+        // Half of the processes compact their journal after a few records (1,024 is never reached).
+        configuration.testHooks.journalCompactionThreshold = random.chance(50) ? random.int(1...6) : 1024
         configuration.subfolder = subfolder
         configuration.startsRestoredItems = startsRestored
         configuration.maxBytesPerSecond = overallLimit
