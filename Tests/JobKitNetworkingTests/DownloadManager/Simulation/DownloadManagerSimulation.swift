@@ -106,6 +106,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var opened = 0
     /// The `.part`s last found sound, by item name (most moves change none).
     private var checkedParts: [String: Data] = [:]
+    /// Every name a request gave, and the item name each of their sidecars (`PartNames`) is for.
+    private var requestedNames: Set<String> = []
+    private var sidecarOwners: [String: String] = [:]
     /// The `.part.meta` files last decoded, by name.
     private var decodedMetadata: [String: (data: Data, metadata: PartMetadata?)] = [:]
 
@@ -362,7 +365,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// speed limit, or replacing what is under its name.
     private func request() -> DownloadManager.Request {
         let url = random.pick(urls)
-        let name = random.chance(90) ? url.lastPathComponent : random.pick(["../x", "notes.txt", "f0.bin"])
+        let name =
+            random.chance(90)
+            ? url.lastPathComponent : random.pick(["../x", "notes.txt", "f0.bin", Self.longName(url)])
+        for sidecar in PartNames(for: name).all { sidecarOwners[sidecar] = name }
+        requestedNames.insert(name)
         let checksum =
             random.chance(25)
             ? server.resources[url.absoluteString].map {
@@ -372,6 +379,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             url: url, name: name, checksum: checksum, replacesExistingFile: random.chance(8),
             headers: random.chance(20) ? [try! .init("X-Token", "1")] : [],
             maxBytesPerSecond: random.chance(15) ? 1500 : nil, connections: random.chance(30) ? random.int(2...4) : 1)
+    }
+
+    /// A name too long for `NAME.part.meta.tmp`: its sidecars are named by its hash (`PartNames`).
+    static func longName(_ url: URL) -> String {
+        String(repeating: "l", count: PartNames.longestPlainName) + "-" + url.lastPathComponent
     }
 
     private func describe(_ request: DownloadManager.Request) -> String {
@@ -387,10 +399,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func fault() {
         let names =
             [DownloadJournal.fileName]
-            + urls.flatMap { url in
-                let name = url.lastPathComponent
-                return [name + ".part", name + ".part.meta", name + ".part.meta.tmp"]
-            }
+            + urls.flatMap { url in PartNames(for: url.lastPathComponent).all + PartNames(for: Self.longName(url)).all }
         let operation = random.pick([MemoryFault.Operation.write, .sync, .open, .rename, .truncate, .unlink])
         let name = random.pick(names)
         let code = random.pick([ENOSPC, EIO, EACCES])
@@ -464,7 +473,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             let names = Set(
                 (journalOnDisk()?.entries ?? []).map(\.name))
             for name in disk.names(in: folder)
-            where name.hasSuffix(".part") && !names.contains(String(name.dropLast(5))) {
+            where name.hasSuffix(".part") && !names.contains(sidecarOwners[name] ?? String(name.dropLast(5))) {
                 orphaned.insert(name)
             }
         }
@@ -572,7 +581,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let owners = Dictionary(machine.ids.map { (machine.item($0, now: 0).name, $0) }) { first, _ in first }
         for name in disk.names(in: folder)
         where name.hasSuffix(".part") && foreign[name] == nil && !orphaned.contains(name) {
-            let owner = owners[String(name.dropLast(5))].map { machine.item($0, now: 0) }
+            let owner = owners[sidecarOwners[name] ?? String(name.dropLast(5))].map { machine.item($0, now: 0) }
             switch owner?.state {
             case nil: throw violation("\(name) is left with no item")
             case .cancelled?, .completed?: throw violation("\(name) is left beside a \(owner!.state.name) item")
@@ -593,6 +602,12 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     private func check() throws(Violation) {
         if let broken { throw violation(broken) }
+        for name in disk.names(in: folder)
+        where !(name == DownloadJournal.fileName || name == DownloadJournal.fileName + ".tmp" || foreign[name] != nil
+            || orphaned.contains(name) || requestedNames.contains(name) || sidecarOwners[name] != nil)
+        {
+            throw violation("\(name) is in the folder: not the journal, a file of the user's, or an item's name or sidecar")
+        }
         for (name, planted) in foreign where !name.hasSuffix(".part") && !replacing.contains(name) {
             switch planted {
             case .file(let data) where disk.contents(of: name, in: folder) != data:
@@ -665,7 +680,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func checkUnlink(_ names: [String]) {
         guard let entries = journalOnDisk()?.entries else { return }
         for name in names {
-            let item = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            // The file, or its `.part` (its metadata may go once the file has its name).
+            let item = sidecarOwners[name].flatMap { PartNames(for: $0).part == name ? $0 : nil } ?? name
             guard let entry = entries.first(where: { $0.name == item }) else { continue }
             switch entry.status {
             case .finishing, .completed: broken = "\(name) was unlinked while the journal has \(item) \(entry.status)"
