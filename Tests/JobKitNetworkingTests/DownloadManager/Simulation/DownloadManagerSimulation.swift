@@ -602,11 +602,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     private func check() throws(Violation) {
         if let broken { throw violation(broken) }
-        for name in disk.names(in: folder)
-        where !(name == DownloadJournal.fileName || name == DownloadJournal.fileName + ".tmp" || foreign[name] != nil
-            || orphaned.contains(name) || requestedNames.contains(name) || sidecarOwners[name] != nil)
-        {
-            throw violation("\(name) is in the folder: not the journal, a file of the user's, or an item's name or sidecar")
+        for name in disk.names(in: folder) where !isKnown(name) {
+            throw violation(
+                "\(name) is in the folder: not the journal, a file of the user's, nor an item's or its sidecar")
         }
         for (name, planted) in foreign where !name.hasSuffix(".part") && !replacing.contains(name) {
             switch planted {
@@ -711,6 +709,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let metadata = try? JSONDecoder().decode(PartMetadata.self, from: data)
         decodedMetadata[name] = (data, metadata)
         return metadata
+    }
+
+    /// Whether `name`, in the folder, is the journal or its `.tmp`, a file of the user's (or one nothing
+    /// removes), or the name or a sidecar of an item a request gave.
+    private func isKnown(_ name: String) -> Bool {
+        name == DownloadJournal.fileName || name == DownloadJournal.fileName + ".tmp" || foreign[name] != nil
+            || orphaned.contains(name) || requestedNames.contains(name) || sidecarOwners[name] != nil
     }
 
     /// What the journal on the disk says (nil when there is none, or it does not read).
