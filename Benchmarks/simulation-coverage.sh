@@ -23,9 +23,11 @@ LLVM_PROFILE_FILE="$profiles/%p.profraw" JOBKIT_SIMULATION_SEED=${JOBKIT_SIMULAT
     JOBKIT_SIMULATION_SCHEDULES="$schedules" \
     "$bin/JobKitPackageTests.xctest" --testing-library swift-testing --filter DownloadManagerSimulationTests |
     grep -a '^simulated'
-llvm-profdata merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"
+# The toolchain's own LLVM tools: the profiles are in its format (the system's llvm-profdata may be older).
+tools=$(dirname "$(readlink -f "$(command -v swift)")")
+"$tools/llvm-profdata" merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"
 sources=(Sources/JobKitNetworking/DownloadManager Sources/JobKitNetworking/Download)
-llvm-cov report "$bin/JobKitPackageTests.xctest" -instr-profile "$profiles/merged.profdata" "${sources[@]}" |
+"$tools/llvm-cov" report "$bin/JobKitPackageTests.xctest" -instr-profile "$profiles/merged.profdata" "${sources[@]}" |
     tee "$profiles/report" | awk 'NR > 2 && !/^-/ && !/^TOTAL/ { printf "%-72s %s\n", $1, $(NF-3) }'
 # TOTAL's columns: regions, missed, cover, functions, missed, executed, lines, missed, cover, ...
 awk '/^TOTAL/ { printf "simulation line coverage: %s (%d of %d lines)\n", $10, $8 - $9, $8 }' "$profiles/report"
