@@ -2,7 +2,8 @@
 # The lines of the download manager and its downloads that the simulation alone runs: the package's
 # tests built with coverage (in .build-coverage, beside the usual build), only
 # DownloadManagerSimulationTests run, and llvm-cov's line figures for
-# Sources/JobKitNetworking/DownloadManager/ and Sources/JobKitNetworking/Download/, per file and in all.
+# Sources/JobKitNetworking/DownloadManager/ and Sources/JobKitNetworking/Download/, per file (the most
+# lines not run first) and in all.
 #
 #   Benchmarks/simulation-coverage.sh [SCHEDULES]     (default 2,000; seed 1 unless JOBKIT_SIMULATION_SEED)
 #
@@ -28,6 +29,8 @@ tools=$(dirname "$(readlink -f "$(command -v swift)")")
 "$tools/llvm-profdata" merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"
 sources=(Sources/JobKitNetworking/DownloadManager Sources/JobKitNetworking/Download)
 "$tools/llvm-cov" report "$bin/JobKitPackageTests.xctest" -instr-profile "$profiles/merged.profdata" "${sources[@]}" |
-    tee "$profiles/report" | awk 'NR > 2 && !/^-/ && !/^TOTAL/ { printf "%-72s %s\n", $1, $(NF-3) }'
+    tee "$profiles/report" |
+    awk 'NR > 2 && !/^-/ && !/^TOTAL/ { printf "%-72s %6d lines, %5d not run, %s\n", $1, $(NF-5), $(NF-4), $(NF-3) }' |
+    sort -k4 -n -r
 # TOTAL's columns: regions, missed, cover, functions, missed, executed, lines, missed, cover, ...
 awk '/^TOTAL/ { printf "simulation line coverage: %s (%d of %d lines)\n", $10, $8 - $9, $8 }' "$profiles/report"

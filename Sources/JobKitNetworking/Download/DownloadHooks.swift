@@ -26,6 +26,9 @@ struct DownloadHooks: Sendable {
     /// The bytes a `.part` is written between two flushes with `.system` durability
     /// (`PartFile.syncInterval`; a test shortens it).
     var syncInterval = PartFile.syncInterval
+    /// A split's smallest segment, and the bytes between two writes of its map
+    /// (`SegmentedDownload.minimumSegmentSize`, 1 MiB; a test shrinks it to split small files).
+    var segmentSize = SegmentedDownload.minimumSegmentSize
     /// Where the download logs its requests and responses (`debug`), with the item's metadata.
     var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
 }

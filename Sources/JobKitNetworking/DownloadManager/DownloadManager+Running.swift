@@ -145,6 +145,7 @@ extension DownloadManager {
             connectionsAllowed: { [self] in state.withLock { $0.connections(of: id, generation: generation) } },
             throttle: Throttle(limiter: limiter, item: id),
             syncInterval: configuration.testHooks.partSyncInterval,
+            segmentSize: configuration.testHooks.segmentSize,
             logger: DownloadLog.logger(configuration.logger, for: start))
         var job = Job<URL>.download(
             from: start.url, to: file, transport: transport, blindResume: false, durability: configuration.durability,

@@ -19,6 +19,9 @@ extension DownloadManager {
         /// The records appended after which the journal is written whole again (`JournalBuffer`),
         /// smaller in a test so that a short run compacts it.
         var journalCompactionThreshold = 1024
+        /// A split's smallest segment and the bytes between two writes of its map
+        /// (`SegmentedDownload.minimumSegmentSize`), smaller in a test so that small files split.
+        var segmentSize = SegmentedDownload.minimumSegmentSize
     }
 }
 

@@ -24,7 +24,7 @@ import JobKit
 ///   on, as soon as it knows: one when it does not split or falls back, the ranges' count when it
 ///   splits into fewer than `connections`, the ranges left when one finishes while others go on. A
 ///   split opens at most `DownloadHooks.connectionsAllowed`.
-/// - The map is written (atomically, beside the `.part`) after each `persistInterval` bytes and each
+/// - The map is written (atomically, beside the `.part`) after each `minimumSegmentSize` bytes and each
 ///   finished segment; it never claims a byte before it is written.
 /// - With `.system` durability the `.part` is flushed to disk after each `PartFile.syncInterval`
 ///   bytes (of all connections), and the map as it was just before the flush is kept beside the
@@ -37,18 +37,20 @@ import JobKit
 /// it. A write is made under the `.part`'s own lock, and only while the split is still running, so
 /// that no write of a stopped connection lands in the file a start over is filling.
 final class SegmentedDownload: Sendable {
-    /// The smallest segment: a file shorter than twice this is fetched on one connection.
+    /// The smallest segment: a file shorter than twice this is fetched on one connection. Also the
+    /// bytes written between two writes of the map (and at each segment's end).
     static let minimumSegmentSize: Int64 = 1 << 20
-    /// The bytes written between two writes of the map (and at each segment's end).
-    static let persistInterval: Int64 = 1 << 20
 
     private let download: Download
     private let connections: Int
+    /// `minimumSegmentSize`, unless the download's hooks say less (a test's).
+    private let segmentSize: Int64
     private let state = LockedBox<SplitState>.make(SplitState())
 
     init(_ download: Download, connections: Int) {
         self.download = download
         self.connections = connections
+        segmentSize = max(download.hooks?.segmentSize ?? Self.minimumSegmentSize, 1)
     }
 
     /// Resumes the map of the `.part`, or asks for the file from byte 0 to split it.
@@ -125,7 +127,7 @@ final class SegmentedDownload: Sendable {
                 var metadata = SegmentAnswer.split(
                     status: response.statusCode, headers: headers, url: download.url, item: download.item),
                 let map = SegmentMap.split(
-                    length: metadata.total ?? 0, into: connections, minimumSize: Self.minimumSegmentSize),
+                    length: metadata.total ?? 0, into: connections, minimumSize: segmentSize),
                 map.segments.count > 1
             else {
                 // One connection from here, whatever comes: the owner may give the other slots away.
@@ -262,7 +264,7 @@ final class SegmentedDownload: Sendable {
         let recorded = state.withLock {
             $0.record(
                 count, in: writer.index, syncs: download.durability == .system, syncInterval: download.syncInterval,
-                persistInterval: Self.persistInterval)
+                persistInterval: segmentSize)
         }
         download.hooks?.received(count)
         if let progress = recorded.progress { download.controller.report(progress: progress) }

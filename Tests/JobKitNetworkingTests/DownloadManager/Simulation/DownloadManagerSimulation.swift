@@ -45,7 +45,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         /// Managers closed in this process: their stopped runs still end here.
         var closed: [DownloadManager] = []
 
-        init(number: Int) { queue = DispatchQueue(label: "simulated process \(number)") }
+        /// Where the tasks of this process's waits and consumers run: its queue.
+        let executor: SimulatedExecutor
+
+        init(number: Int) {
+            queue = DispatchQueue(label: "simulated process \(number)")
+            executor = SimulatedExecutor(queue: queue)
+        }
 
         /// After the schedule, on its queue: its managers closed, its timers run out (they hold the
         /// managers, which hold the scheduler).
@@ -207,6 +213,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         configuration.fileSystem = disk
         configuration.durability = durability
         configuration.testHooks.partSyncInterval = 1024
+        // Files of a few kilobytes split over several connections, their maps written along the way.
+        configuration.testHooks.segmentSize = 1000
         // Half of the processes compact their journal after a few records (1,024 is never reached).
         configuration.testHooks.journalCompactionThreshold = random.chance(50) ? random.int(1...6) : 1024
         configuration.subfolder = subfolder
@@ -327,8 +335,26 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 try manager.remove(id!, deletingFile: deleting)
             case 8:
                 let limit = random.int(1...3)
-                note("setMaxConcurrent(\(limit))")
-                manager.setMaxConcurrent(limit)
+                let speed = random.chance(50) ? Int64(random.int(500...4000)) : nil
+                switch random.int(0...2) {
+                case 0:
+                    note("setMaxConcurrent(\(limit))")
+                    manager.setMaxConcurrent(limit)
+                case 1:
+                    note("setMaxBytesPerSecond(\(speed.map(String.init) ?? "nil"))")
+                    manager.setMaxBytesPerSecond(speed)
+                default:
+                    guard let id else { break }
+                    note("setMaxBytesPerSecond(\(speed.map(String.init) ?? "nil"), for: \(id.rawValue))")
+                    try manager.setMaxBytesPerSecond(speed, for: id)
+                }
+            case 9 where random.chance(25):
+                // Waits, on this process's queue, for the queue to drain: every item it reports as ended is.
+                note("waitUntilFinished")
+                Task(executorPreference: process.executor) { [weak self, weak manager] in
+                    guard let summary = await manager?.waitUntilFinished() else { return }
+                    self?.checkFinished(summary, of: manager)
+                }
             case 9:
                 let which = random.int(0...2)
                 note(["suspendAll", "resumeAll", "cancelAll"][which])
@@ -373,7 +399,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let checksum =
             random.chance(25)
             ? server.resources[url.absoluteString].map {
-                Checksum.sha256(of: SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length))
+                Checksum.digest(
+                    random.pick(Checksum.Algorithm.allCases),
+                    of: SimulatedServer.content(url.absoluteString, version: $0.version, length: $0.length))
             } : nil
         return DownloadManager.Request(
             url: url, name: name, checksum: checksum, replacesExistingFile: random.chance(8),
@@ -655,6 +683,14 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
             completed[item.name] = bytes
         }
+        // What a user reads: the items and totals the machine holds.
+        if let manager {
+            let items = manager.items
+            guard items.map(\.id) == machine.ids, items.allSatisfy({ manager.item($0.id)?.state == $0.state }),
+                items.map(\.state) == machine.ids.map({ machine.item($0, now: 0).state }),
+                manager.totals.received == machine.summary(now: 0).totals.received
+            else { throw violation("items, item(_:) or totals disagree with the manager's state") }
+        }
         let totals = machine.summary(now: 0).totals
         if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected
             || totals.receivedOfUnknownLength < 0 || !(0...1).contains(totals.fraction ?? 0)
@@ -716,6 +752,28 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func isKnown(_ name: String) -> Bool {
         name == DownloadJournal.fileName || name == DownloadJournal.fileName + ".tmp" || foreign[name] != nil
             || orphaned.contains(name) || requestedNames.contains(name) || sidecarOwners[name] != nil
+    }
+
+    /// A `waitUntilFinished()` returned: unless the manager was closed meanwhile, nothing it reports is
+    /// active, and once the journal has no record waiting, it has every completion it reports.
+    private func checkFinished(_ summary: DownloadManager.Summary, of manager: DownloadManager?) {
+        guard let manager, let machine = manager.state.withLock({ $0.isClosed ? nil : $0 }) else { return }
+        for item in summary.items {
+            switch item.state {
+            case .pending, .running, .verifying:
+                broken = "waitUntilFinished returned with \(item.name) \(item.state)"
+            default: break
+            }
+        }
+        guard machine.journal.waitingCount == 0, !machine.journal.isCompactionDue,
+            let entries = journalOnDisk()?.entries
+        else { return }
+        for item in summary.completed where machine.itemIfAny(item.id, now: 0)?.state == .completed {
+            guard case .completed? = entries.first(where: { $0.id == item.id.rawValue })?.status else {
+                broken = "waitUntilFinished returned with \(item.name) completed, not in the journal"
+                return
+            }
+        }
     }
 
     /// What the journal on the disk says (nil when there is none, or it does not read).
