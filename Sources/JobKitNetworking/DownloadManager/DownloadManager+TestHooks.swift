@@ -22,6 +22,9 @@ extension DownloadManager {
         /// A split's smallest segment and the bytes between two writes of its map
         /// (`SegmentedDownload.minimumSegmentSize`), smaller in a test so that small files split.
         var segmentSize = SegmentedDownload.minimumSegmentSize
+        /// Where the URL refresher's tasks run (nil: the global executor); a simulation's runs them on
+        /// the simulated process's queue.
+        var taskExecutor: (any TaskExecutor)?
     }
 }
 

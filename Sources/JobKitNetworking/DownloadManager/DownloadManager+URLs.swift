@@ -49,7 +49,7 @@ extension DownloadManager {
         DownloadLog.logger(configuration.logger, for: start).debug(
             "asking the URL refresher for a new URL", metadata: ["http.status": "\(status)"])
         let generation = start.generation
-        let task = Task {
+        let task = Task(executorPreference: configuration.testHooks.taskExecutor) { [self] in
             let url = await refresher(item, status)
             perform(
                 state.withLock {

@@ -215,6 +215,15 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         configuration.testHooks.partSyncInterval = 1024
         // Files of a few kilobytes split over several connections, their maps written along the way.
         configuration.testHooks.segmentSize = 1000
+        // Half of the processes refresh a refused URL (401, 403, 410): once, with a signed URL of the
+        // same file; a URL refreshed already is given up on. On this process's queue.
+        configuration.testHooks.taskExecutor = process.executor
+        if random.chance(50) {
+            configuration.urlRefresher = { item, _ in
+                let url = item.url.absoluteString
+                return url.contains("?sig=") ? nil : URL(string: SimulatedServer.resource(url) + "?sig=9")
+            }
+        }
         // Half of the processes compact their journal after a few records (1,024 is never reached).
         configuration.testHooks.journalCompactionThreshold = random.chance(50) ? random.int(1...6) : 1024
         configuration.subfolder = subfolder
@@ -232,8 +241,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             process.manager = try DownloadManager(
                 directory: URL(fileURLWithPath: root), configuration: configuration, resultQueue: process.queue,
                 updateHandler: { [weak self] update in
-                    if let self, number == opened { replayUpdate(update) }
+                    guard let self, number == opened else { return }
+                    if Self.traces { note("    update: \(update.events.count) events -> \(update.items.map(\.state))") }
+                    if let broken = Self.replay(update, onto: &replayed) { self.broken = broken }
                 })
+            if random.chance(20) { consumeUpdates(of: process.manager!) }
             note(
                 "open (\(durability)\(subfolder == nil ? "" : ", subfolder")\(startsRestored ? "" : ", held")): "
                     + "restored \(machine!.ids.map(\.rawValue))")
@@ -782,8 +794,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     }
 
     /// An update the live manager delivered: its events replay to its snapshot of the items.
-    private func replayUpdate(_ update: DownloadManager.Update) {
-        if Self.traces { note("    update: \(update.events.count) events -> \(update.items.map(\.state))") }
+    private static func replay(
+        _ update: DownloadManager.Update, onto replayed: inout [ItemID: DownloadManager.State]
+    ) -> String? {
         for event in update.events {
             switch event {
             case .changed(let item): replayed[item.id] = item.state
@@ -792,9 +805,25 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         }
         let snapshot = Dictionary(update.items.map { ($0.id, $0.state) }) { first, _ in first }
-        if snapshot != replayed {
-            broken =
-                "the updates replay to \(replayed), not to their snapshot \(snapshot) (events: \(update.events))"
+        guard snapshot != replayed else { return nil }
+        return "the updates replay to \(replayed), not to their snapshot \(snapshot) (events: \(update.events))"
+    }
+
+    /// A consumer of `updates()`, on a task that runs on this process's queue: its first update is
+    /// a snapshot, each later one's events replay to its own, and it ends once the manager is closed.
+    private func consumeUpdates(of manager: DownloadManager) {
+        note("a consumer of updates() starts")
+        Task(executorPreference: process.executor) { [weak self, manager] in
+            var replayed: [ItemID: DownloadManager.State] = [:]
+            var first = true
+            for await update in manager.updates() {
+                if first {
+                    replayed = Dictionary(update.items.map { ($0.id, $0.state) }) { first, _ in first }
+                    first = false
+                } else if let broken = Self.replay(update, onto: &replayed) {
+                    self?.broken = "updates(): " + broken
+                }
+            }
         }
     }
 

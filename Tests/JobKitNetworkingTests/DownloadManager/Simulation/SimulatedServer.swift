@@ -189,7 +189,8 @@ struct SimulatedServer {
         }
         switch honest ? 99 : random.int(0...99) {
         case 0..<6:
-            let status = random.pick([500, 503, 429])
+            // Refused (an expired signed URL, say): the URL refresher's to answer, when there is one.
+            let status = random.pick([500, 503, 429, 500, 503, 429, 401, 403, 410])
             var failing: [String: String] = [:]
             if random.chance(50) { failing["retry-after"] = random.pick(["1", "0", "-5", "99999999999999999999"]) }
             return Response(
