@@ -45,6 +45,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         /// Managers closed in this process: their stopped runs still end here.
         var closed: [DownloadManager] = []
 
+        /// The records after which its managers compact the journal.
+        var compactionThreshold = 1024
         /// Where the tasks of this process's waits and consumers run: its queue.
         let executor: SimulatedExecutor
 
@@ -225,7 +227,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         }
         // Half of the processes compact their journal after a few records (1,024 is never reached).
-        configuration.testHooks.journalCompactionThreshold = random.chance(50) ? random.int(1...6) : 1024
+        process.compactionThreshold = random.chance(50) ? random.int(1...6) : 1024
+        configuration.testHooks.journalCompactionThreshold = process.compactionThreshold
         configuration.subfolder = subfolder
         configuration.startsRestoredItems = startsRestored
         configuration.maxBytesPerSecond = overallLimit
@@ -710,6 +713,12 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             throw violation("totals out of bounds: \(totals)")
         }
         let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
+        // Bounded: compacted once the records since its last whole write outnumber its items and the
+        // threshold (what one write appends past that, a batch or a `removeAll`, is a few lines).
+        let lines = journal.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        if lines > 2 * (process.compactionThreshold + machine.journalEntries.count) + 64 {
+            throw violation("the journal has \(lines) lines for \(machine.journalEntries.count) items")
+        }
         if let mismatch = replay.mismatch(
             machine, journal: journal, facts: { disk.facts(of: $0, in: folder) },
             parsed: { journals.contents(of: $0) })
