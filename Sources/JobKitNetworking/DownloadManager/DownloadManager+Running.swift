@@ -90,8 +90,12 @@ extension DownloadManager {
         if !actions.cancels.isEmpty { configuration.testHooks.beforeCancel() }
         for handle in actions.cancels { handle.cancel() }
         dropRefreshes(actions.dropsRefreshes)
-        if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
-        for name in unlinks { folder.unlink(name) }
+        if !unlinks.isEmpty {
+            configuration.testHooks.beforeUnlink(unlinks)
+            for name in unlinks { folder.unlink(name) }
+            // A `close()` waiting for them may let the directory go.
+            state.withLock { $0.pen.unlinked() }?.signal()
+        }
         // What waited for these unlinks (a resumed or re-added item of the name) may start now.
         if !cleaning.isEmpty {
             perform(state.withLock { $0.cleaned(cleaning, now: now()) })

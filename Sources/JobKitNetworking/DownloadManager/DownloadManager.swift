@@ -393,14 +393,15 @@ public final class DownloadManager: Sendable {
     /// method that changes items then throws `.closed`. Updates already queued are still delivered.
     /// Calling it again does nothing.
     public func close() {
-        let actions = state.withLock { $0.close(now: now()) }
-        // The final delivery: it ends the consumers of `updates()`, after the events so far.
-        schedule(actions.wake)
-        for handle in actions.cancels { handle.cancel() }
-        dropRefreshes(actions.dropsRefreshes)
-        // Nil when the final compaction failed (or another call closed the journal first).
-        let owed = withPen { () -> [String]? in
-            guard let file = journal.file else { return nil }
+        // With the journal's pen: an `add` between its checks and its commit ends first (its items
+        // are in the final update and the compaction), and so does a control; no write comes after.
+        // Nil `owed`: the final compaction failed (or another call closed the journal first).
+        let (actions, owed) = withPen { () -> (Machine.Actions, [String]?) in
+            let actions = state.withLock { $0.close(now: now()) }
+            // Unlinks a write allowed, done by its caller once it gave the pen back, end before the
+            // directory is let go: none comes after `close()` returns.
+            if let unlinks = state.withLock({ $0.pen.waitForUnlinks() }) { unlinks.wait() }
+            guard let file = journal.file else { return (actions, nil) }
             let compacted: Bool
             do {
                 try Self.apply(state.withLock { $0.compacted() }, to: file)
@@ -410,11 +411,19 @@ public final class DownloadManager: Sendable {
             }
             file.close()
             journal.file = nil
-            return state.withLock { machine in
-                machine.pen.isClosed = true
-                return compacted ? machine.pen.takeOwedUnlinks() : nil
-            }
+            return (
+                actions,
+                state.withLock { machine in
+                    machine.pen.isClosed = true
+                    return compacted ? machine.pen.takeOwedUnlinks() : nil
+                }
+            )
         }
+        // The final delivery: it ends the consumers of `updates()`, after the events so far.
+        schedule(actions.wake)
+        // A cancelled run that ends at once finds the journal closed: it writes and unlinks nothing.
+        for handle in actions.cancels { handle.cancel() }
+        dropRefreshes(actions.dropsRefreshes)
         // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
         if let owed {
             let unlinks = owed + actions.unlinks

@@ -132,6 +132,86 @@ import Testing
         manager.close()
     }
 
+    /// A `close()` that comes while an `add` writes its records waits for the `add`'s commit: the
+    /// summary it gives the waiters has the item the `add` returned, not committed onto a closed
+    /// manager after it.
+    @Test func aCloseDuringAnAddWaitsForItsCommit() async throws {
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { _, _ in .stall(body: pattern(1000), sent: 10, until: release) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        let armed = LockedBox<Bool>.make(false)
+        let closeReturned = LockedBox<Bool>.make(false)
+        var configuration = testConfiguration(log)
+        configuration.testHooks.journalFailure = {
+            guard armed.withLock({ $0 }), box.once(), let manager = box.manager else { return nil }
+            Thread {
+                manager.close()
+                closeReturned.withLock { $0 = true }
+            }.start()
+            // Long enough for the close to be made, were it not to wait for the add.
+            Thread.sleep(forTimeInterval: 0.3)
+            box.note(closeReturned.withLock { $0 } ? "close returned" : "close waits")
+            return nil
+        }
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
+        box.manager = manager
+        let a = try manager.add(server.url("a.bin"))
+        await manager.until("a runs", item: a) { $0.state == .running }
+        let waiter = Task { await manager.waitUntilFinished() }
+        // The wait is registered (nothing tells of it but the state machine).
+        let clock = ContinuousClock()
+        let deadline = clock.now + safetyDeadline
+        while manager.state.withLock({ $0.waiters.count == 0 }), clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        armed.withLock { $0 = true }
+
+        let b = try manager.add(server.url("b.bin"))
+
+        #expect(box.notes == ["close waits"])
+        let summary = await waiter.value
+        #expect(summary.items.map(\.id) == [a, b], "the closing summary has every item an add returned")
+    }
+
+    /// Unlinks a journal write allowed are done by the thread that made the change, once it gave the
+    /// journal's pen back: a `close()` meanwhile waits for them, so that no unlink comes after it returns.
+    @Test func aCloseWaitsForTheUnlinksAWriteAllowed() async throws {
+        let release = Gate()
+        defer { release.open() }
+        let server = try ScriptedServer { _, _ in .stall(body: pattern(1000), sent: 100, until: release) }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let log = UpdateLog()
+        let box = ManagerBox()
+        let closeReturned = Watched(false)
+        var configuration = testConfiguration(log)
+        configuration.testHooks.beforeUnlink = { paths in
+            guard paths.contains("a.bin.part"), box.once(), let manager = box.manager else { return }
+            Thread {
+                manager.close()
+                closeReturned.withLock { $0 = true }
+            }.start()
+            Thread.sleep(forTimeInterval: 0.3)
+            box.note(closeReturned.current ? "close returned" : "close waits")
+        }
+        let manager = try DownloadManager(
+            directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
+        box.manager = manager
+        let id = try manager.add(server.url("a.bin"))
+        await manager.until("a has bytes", item: id) { $0.progress.received == 100 }
+
+        try manager.cancel(id)
+
+        #expect(box.notes == ["close waits"])
+        await closeReturned.until("close returned") { $0 }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("a.bin.part").path))
+    }
+
     @Test func anItemResumedBeforeItsSuspendedRunIsCancelledWaitsForThatRun() async throws {
         // A resume between the suspend's decision and its cancel: the suspended run still holds
         // the `.part`. The new run waits for it to end, instead of failing with "another download

@@ -28,6 +28,12 @@ struct JournalPen {
     /// The journal was closed (by `close()`, or a test's abandon): nothing is written or synced any more.
     var isClosed = false
 
+    /// Batches of unlinks `wrote` handed out that their caller has not reported done (`unlinked`):
+    /// done after the pen is given back, they must be over before the journal lets the directory go.
+    private(set) var unlinking = 0
+    /// The holder waiting for them (`close()`).
+    private var unlinkingWaiter: DispatchSemaphore?
+
     /// Whether an unlink, or a name it cleans, waits for a write to succeed.
     var owes: Bool { !(owedUnlinks.isEmpty && owedCleaning.isEmpty) }
 
@@ -64,7 +70,28 @@ struct JournalPen {
         owedCleaning += cleaning
         guard written else { return ([], []) }
         defer { (owedUnlinks, owedCleaning) = ([], []) }
+        if !owedUnlinks.isEmpty { unlinking += 1 }
         return (owedUnlinks, owedCleaning)
+    }
+
+    /// A batch of unlinks `wrote` handed out is done. Returns the holder waiting for the last one
+    /// (signal it, with no lock held), if any.
+    mutating func unlinked() -> DispatchSemaphore? {
+        precondition(unlinking > 0, "more unlinks reported done than were handed out")
+        unlinking -= 1
+        guard unlinking == 0 else { return nil }
+        defer { unlinkingWaiter = nil }
+        return unlinkingWaiter
+    }
+
+    /// The holder waits for the unlinks handed out to be done: nil when none are on their way, else
+    /// what to wait on, with no lock held.
+    mutating func waitForUnlinks() -> DispatchSemaphore? {
+        precondition(isHeld, "only the pen's holder waits for the unlinks")
+        guard unlinking > 0 else { return nil }
+        let waiter = DispatchSemaphore(value: 0)
+        unlinkingWaiter = waiter
+        return waiter
     }
 
     /// The journal is closed: what was owed is handed out (after the final compaction succeeded).

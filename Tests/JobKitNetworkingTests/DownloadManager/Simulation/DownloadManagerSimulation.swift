@@ -389,7 +389,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 manager.removeAll(deletingFiles: deleting)
             case 10:
                 note("close")
+                let faults = disk.pendingFaults.count
                 manager.close()
+                // With its journal written whole (no fault met), what it unlinks is gone: no `.part`
+                // is left of a removed or cancelled item.
+                if disk.pendingFaults.count == faults, let closed = manager.state.withLock({ Optional($0) }) {
+                    checkParts(of: closed, after: "a close")
+                }
                 process.closed.append(manager)
                 process.manager = nil
                 noteJournalOnDisk()
@@ -856,6 +862,21 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 !orphaned.contains(parts.metadata)
             {
                 broken = "\(parts.metadata) is left without its .part after a restore"
+            }
+        }
+        checkParts(of: machine, after: "a restore")
+    }
+
+    /// The `.part`s of removed and cancelled items are gone: each one left is an item's to resume.
+    private func checkParts(of machine: DownloadManager.Machine, after what: String) {
+        let owners = Dictionary(machine.ids.map { (machine.item($0, now: 0).name, $0) }) { first, _ in first }
+        for name in disk.names(in: folder)
+        where name.hasSuffix(".part") && foreign[name] == nil && !orphaned.contains(name) {
+            let owner = owners[sidecarOwners[name] ?? String(name.dropLast(5))].map { machine.item($0, now: 0) }
+            switch owner?.state {
+            case nil: broken = "\(name) is left after \(what), with no item"
+            case .cancelled?: broken = "\(name) is left after \(what), beside a cancelled item"
+            default: break
             }
         }
     }
