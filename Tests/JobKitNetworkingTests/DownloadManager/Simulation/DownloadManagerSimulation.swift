@@ -722,7 +722,16 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
         // Bounded: compacted once the records since its last whole write outnumber its items and the
         // threshold (what one write appends past that, a batch or a `removeAll`, is a few lines).
-        let lines = journal.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        let lines = journal.withUnsafeBytes { bytes -> Int in
+            guard var next = bytes.baseAddress else { return 0 }
+            let end = next + bytes.count
+            var count = 0
+            while next < end, let newline = memchr(next, Int32(UInt8(ascii: "\n")), next.distance(to: end)) {
+                count += 1
+                next = UnsafeRawPointer(newline) + 1
+            }
+            return count
+        }
         if lines > 2 * (process.compactionThreshold + machine.journalEntries.count) + 64 {
             throw violation("the journal has \(lines) lines for \(machine.journalEntries.count) items")
         }
