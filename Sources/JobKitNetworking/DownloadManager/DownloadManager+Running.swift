@@ -91,8 +91,7 @@ extension DownloadManager {
         for handle in actions.cancels { handle.cancel() }
         dropRefreshes(actions.dropsRefreshes)
         if !unlinks.isEmpty {
-            configuration.testHooks.beforeUnlink(unlinks)
-            for name in unlinks { folder.unlink(name) }
+            Self.unlink(unlinks, in: folder, hooks: configuration.testHooks)
             // A `close()` waiting for them may let the directory go.
             state.withLock { $0.pen.unlinked() }?.signal()
         }

@@ -35,8 +35,9 @@ extension DownloadManager {
     /// may be asked for this run), asks it, and returns true: the run's end is reported once it
     /// answers. False: report the end now.
     ///
-    /// The refresher runs in a task of its own, kept in the machine's `refreshTasks` until it answers: stopping the
-    /// item meanwhile, or closing the manager, cancels it (`dropRefreshes`) and drops its answer.
+    /// The refresher runs in a task of its own, kept in the machine's `refreshTasks` until it answers:
+    /// stopping the item meanwhile, or closing the manager, cancels it (`dropRefreshes`) and drops its
+    /// answer.
     func refreshesURL(_ start: Machine.Start, after failure: ItemError) -> Bool {
         guard let refresher = configuration.urlRefresher, let status = failure.status,
             failure.kind == .httpStatus, Self.refreshableStatuses.contains(status)

@@ -177,11 +177,8 @@ public final class DownloadManager: Sendable {
         // The journal read may not all be on disk yet: it is, before the unlinks it justifies (a
         // `.part` gone while the disk's last word is still `finishing` would give the item whatever
         // file of that size is under the name).
-        if !recovery.unlinks.isEmpty {
-            try file.sync()
-            configuration.testHooks.beforeUnlink(recovery.unlinks)
-        }
-        for name in recovery.unlinks { folder.unlink(name) }
+        if !recovery.unlinks.isEmpty { try file.sync() }
+        Self.unlink(recovery.unlinks, in: folder, hooks: configuration.testHooks)
         // The journal is rewritten from what it said before anything runs: torn lines go.
         try file.replace(with: recovery.journal)
         // Made once nothing can throw: an AsyncHTTPClient must be shut down before it is released.
@@ -425,11 +422,15 @@ public final class DownloadManager: Sendable {
         for handle in actions.cancels { handle.cancel() }
         dropRefreshes(actions.dropsRefreshes)
         // Journal first: the `.part`s of cancelled items go only once the journal says they are cancelled.
-        if let owed {
-            let unlinks = owed + actions.unlinks
-            if !unlinks.isEmpty { configuration.testHooks.beforeUnlink(unlinks) }
-            for name in unlinks { folder.unlink(name) }
-        }
+        if let owed { Self.unlink(owed + actions.unlinks, in: folder, hooks: configuration.testHooks) }
         for (waiter, summary) in actions.waiters { waiter.resume(returning: summary) }
+    }
+
+    /// Unlinks `names` in `folder`, telling the test hook first (a transition's, `close()`'s or a
+    /// recovery's unlinks, with no lock held).
+    static func unlink(_ names: [String], in folder: any DownloadFolder, hooks: TestHooks) {
+        guard !names.isEmpty else { return }
+        hooks.beforeUnlink(names)
+        for name in names { folder.unlink(name) }
     }
 }

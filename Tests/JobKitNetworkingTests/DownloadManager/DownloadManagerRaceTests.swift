@@ -29,6 +29,24 @@ import Testing
             await seen.until(what, sourceLocation: sourceLocation) { !$0.isEmpty }
         }
 
+        /// From inside one of the manager's steps (a hook): makes `call` on a thread of its own, and
+        /// waits until it is blocked on the manager (`blocked`, read from its state) or has returned
+        /// (`returned` is set then), for at most `safetyDeadline`; notes "`what` waits" or "`what`
+        /// returned".
+        func race(
+            _ what: String, returned: Watched<Bool> = Watched(false), blocked: @escaping @Sendable () -> Bool,
+            _ call: @escaping @Sendable () -> Void
+        ) {
+            Thread {
+                call()
+                returned.withLock { $0 = true }
+            }.start()
+            let clock = ContinuousClock()
+            let deadline = clock.now + safetyDeadline
+            while !returned.current, !blocked(), clock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            note(returned.current ? "\(what) returned" : "\(what) waits")
+        }
+
         /// True the first time only.
         func once() -> Bool {
             acted.withLock { acted in
@@ -86,18 +104,13 @@ import Testing
         let box = ManagerBox()
         // The item the hook removes, once armed.
         let target = LockedBox<DownloadManager.ItemID?>.make(nil)
-        let removeReturned = LockedBox<Bool>.make(false)
         var configuration = testConfiguration(log, maxConcurrent: 1)
         configuration.testHooks.journalFailure = {
             // The add's synced write of its new record: between its checks and its commit.
             guard let id = target.withLock({ $0 }), box.once(), let manager = box.manager else { return nil }
-            Thread {
+            box.race("remove", blocked: { manager.state.withLock { $0.pen.waitingCount > 0 } }) {
                 try? manager.remove(id)
-                removeReturned.withLock { $0 = true }
-            }.start()
-            // Long enough for the remove to be made, were it not to wait for the add.
-            Thread.sleep(forTimeInterval: 0.3)
-            box.note(removeReturned.withLock { $0 } ? "remove returned" : "remove waits")
+            }
             return nil
         }
         let manager = try DownloadManager(
@@ -144,17 +157,10 @@ import Testing
         let log = UpdateLog()
         let box = ManagerBox()
         let armed = LockedBox<Bool>.make(false)
-        let closeReturned = LockedBox<Bool>.make(false)
         var configuration = testConfiguration(log)
         configuration.testHooks.journalFailure = {
             guard armed.withLock({ $0 }), box.once(), let manager = box.manager else { return nil }
-            Thread {
-                manager.close()
-                closeReturned.withLock { $0 = true }
-            }.start()
-            // Long enough for the close to be made, were it not to wait for the add.
-            Thread.sleep(forTimeInterval: 0.3)
-            box.note(closeReturned.withLock { $0 } ? "close returned" : "close waits")
+            box.race("close", blocked: { manager.state.withLock { $0.pen.waitingCount > 0 } }) { manager.close() }
             return nil
         }
         let manager = try DownloadManager(
@@ -192,12 +198,9 @@ import Testing
         var configuration = testConfiguration(log)
         configuration.testHooks.beforeUnlink = { paths in
             guard paths.contains("a.bin.part"), box.once(), let manager = box.manager else { return }
-            Thread {
+            box.race("close", returned: closeReturned, blocked: { manager.state.withLock { $0.pen.awaitsUnlinks } }) {
                 manager.close()
-                closeReturned.withLock { $0 = true }
-            }.start()
-            Thread.sleep(forTimeInterval: 0.3)
-            box.note(closeReturned.current ? "close returned" : "close waits")
+            }
         }
         let manager = try DownloadManager(
             directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)

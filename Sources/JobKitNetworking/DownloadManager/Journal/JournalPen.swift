@@ -34,6 +34,11 @@ struct JournalPen {
     /// The holder waiting for them (`close()`).
     private var unlinkingWaiter: DispatchSemaphore?
 
+    /// How many writers wait for a turn (for tests).
+    var waitingCount: Int { waiting.count }
+    /// Whether the holder waits for the unlinks handed out (for tests).
+    var awaitsUnlinks: Bool { unlinkingWaiter != nil }
+
     /// Whether an unlink, or a name it cleans, waits for a write to succeed.
     var owes: Bool { !(owedUnlinks.isEmpty && owedCleaning.isEmpty) }
 

@@ -12,13 +12,11 @@ final class UpdateBroadcaster<State: Sendable>: Sendable {
     typealias Waiter = CheckedContinuation<DownloadManager.Update?, Never>
     typealias Machine = UpdateBroadcastStateMachine<Waiter>
 
-    // Safety (of the key path, which Swift does not see as Sendable): a key path to a stored
-    // property, immutable.
-    private nonisolated(unsafe) let machine: WritableKeyPath<State, Machine>
+    private let machine: any WritableKeyPath<State, Machine> & Sendable
     private let state: LockedBox<State>
 
     /// The broadcaster whose machine is `state`'s `machine`, behind `state`'s lock.
-    init(state: LockedBox<State>, machine: WritableKeyPath<State, Machine>) {
+    init(state: LockedBox<State>, machine: any WritableKeyPath<State, Machine> & Sendable) {
         self.state = state
         self.machine = machine
     }
@@ -79,12 +77,9 @@ where State == UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.U
 final class UpdateSubscription<State: Sendable>: Sendable {
     private let broadcaster: UpdateBroadcaster<State>
     /// Nil for a sequence that ended before it began (the manager was closed).
-    private let id: UpdateBroadcastStateMachine<UpdateBroadcaster<State>.Waiter>.ConsumerID?
+    private let id: UpdateBroadcaster<State>.Machine.ConsumerID?
 
-    init(
-        broadcaster: UpdateBroadcaster<State>,
-        id: UpdateBroadcastStateMachine<UpdateBroadcaster<State>.Waiter>.ConsumerID?
-    ) {
+    init(broadcaster: UpdateBroadcaster<State>, id: UpdateBroadcaster<State>.Machine.ConsumerID?) {
         self.broadcaster = broadcaster
         self.id = id
     }
