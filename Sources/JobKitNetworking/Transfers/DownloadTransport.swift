@@ -11,9 +11,11 @@ import Tracing
 /// What a download's bytes come through.
 ///
 /// **Threading.** A download's body is written on the transport's own thread, one callback at a
-/// time, never on a SwiftNIO event loop: a blocking-I/O thread pool of JobKit's own (a SwiftNIO
-/// `NIOThreadPool` of at least four threads) for `asyncHTTPClient`, the client's serial delegate queue for
-/// `urlSession`. The download's run completes on the queue it was performed on.
+/// time: for `asyncHTTPClient`, on the connection's event loop while the disk keeps up, for a
+/// download from its first byte that never flushes (without `.system` durability), else on a
+/// blocking-I/O thread pool of
+/// JobKit's own (a SwiftNIO `NIOThreadPool` of at least four threads); for `urlSession`, on the
+/// client's serial delegate queue. The download's run completes on the queue it was performed on.
 ///
 /// - `asyncHTTPClient`: SwiftNIO's AsyncHTTPClient. Bodies arrive as the server sends them and are
 ///   written to the `.part` in order; once 1 MiB of a body waits for the disk, the next chunk is

@@ -6,10 +6,12 @@ import JobKit
 #endif
 
 /// What one transfer does with its session's delegate callbacks. Called on the client's delegate
-/// queue (serial) — or, through AsyncHTTPClient, on SwiftNIO's blocking pool, each callback after
-/// the one before returned (`HTTPClientTransfer`) — so a handler's own state needs no lock.
+/// queue (serial) — or, through AsyncHTTPClient, on its event loop or SwiftNIO's blocking pool,
+/// each callback after the one before returned (`HTTPClientTransfer`) — so a handler's own state
+/// needs no lock.
 // Safety: every callback arrives on the owning client's serial delegate queue, one at a time, or
-// from an `HTTPClientTransfer`, which submits each to the pool once the one before has run.
+// from an `HTTPClientTransfer`, which runs each on its event loop or submits it to the pool once
+// the one before has run.
 package final class TransferHandler: @unchecked Sendable {
     /// Decides what to do with the response: true to receive its body, false to end the task (it
     /// then completes with `URLError(.cancelled)`).
@@ -29,6 +31,9 @@ package final class TransferHandler: @unchecked Sendable {
     package var received: Int64 = 0
     /// The rest of the body is dropped as it arrives.
     package var discardsBody = false
+    /// The callbacks never flush or cut a large file, so they take microseconds while the disk
+    /// keeps up: AsyncHTTPClient may run them on its event loop (see `HTTPClientTransfer`).
+    package var isQuick = false
 
     package init() {}
 }

@@ -39,10 +39,10 @@ import Testing
         #expect(contents.entries.map(\.status) == [.finishing(size: 10)])
         // The rename happened: the file is done, not fetched again.
         #expect(
-            JournalRecovery.status(of: contents.entries[0], file: .file(size: 10), partExists: false)
+            JournalRecovery.status(of: contents.entries[0], file: .file(size: 10), part: .missing)
                 == .completed(size: 10))
         // It did not: the `.part` resumes, and the file under the name is still the manager's.
-        #expect(JournalRecovery.status(of: contents.entries[0], file: .missing, partExists: true) == .pending)
+        #expect(JournalRecovery.status(of: contents.entries[0], file: .missing, part: .file(size: 10)) == .pending)
         #expect(contents.entries[0].ownsFile)
     }
 

@@ -10,8 +10,9 @@ import Tracing
 /// `DownloadAttemptStateMachine`, which decides what each response and piece of body means.
 ///
 /// Runs sequentially: the first attempt starts on the run's queue; each attempt's callbacks one at
-/// a time, on the transport's thread (the client's serial delegate queue, or SwiftNIO's blocking
-/// pool, one callback after the other); the attempt that replaces one, on the run's queue.
+/// a time, on the transport's thread (the client's serial delegate queue, or an AsyncHTTPClient
+/// event loop or SwiftNIO's blocking pool, one callback after the other); the attempt that
+/// replaces one, on the run's queue.
 // Safety: used sequentially, as above.
 final class Download: @unchecked Sendable {
     let url: URL
@@ -113,6 +114,10 @@ final class Download: @unchecked Sendable {
         // Last, so that they win: a caller's header never changes a range or a validator.
         for (name, value) in machine.requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
         let handler = TransferHandler()
+        // A fresh attempt's `.part` is empty: its response writes a small metadata file, and each
+        // body part goes to the page cache. A resume's response may cut a large `.part`, and with
+        // `.system` durability every `syncInterval` bytes wait for the disk.
+        handler.isQuick = offset == nil && durability != .system
         let logger = hooks?.logger
         handler.onResponse = { [self] response in
             logger?.debug("response received", metadata: ["http.status": "\(response.statusCode)"])

@@ -32,7 +32,7 @@ struct JournalRecovery: Equatable {
             let entry = contents.entries[index]
             let parts = PartNames(for: entry.name)
             let part = facts(parts.part)
-            let status = Self.status(of: entry, file: facts(entry.name), partExists: part != .missing)
+            let status = Self.status(of: entry, file: facts(entry.name), part: part)
             contents.entries[index].status = status
             // A completed file that changed since is somebody else's now: never replaced.
             if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
@@ -56,8 +56,9 @@ struct JournalRecovery: Equatable {
         journal = DownloadJournal.encode(header: header, records)
     }
 
-    /// What a journal entry's status becomes, given what is on disk now.
-    static func status(of entry: DownloadJournal.Entry, file: FileFacts, partExists: Bool)
+    /// What a journal entry's status becomes, given what is on disk now under its name and its
+    /// `.part`'s.
+    static func status(of entry: DownloadJournal.Entry, file: FileFacts, part: FileFacts)
         -> DownloadJournal.Entry.Status
     {
         switch entry.status {
@@ -75,9 +76,10 @@ struct JournalRecovery: Equatable {
             }
         case .finishing(let size):
             // Killed between the journal's `finishing` and `done`: the rename happened when the
-            // file has the size and no `.part` is left.
-            if case .file(let found) = file, found == size, !partExists { return .completed(size: size) }
-            return .pending
+            // file has the size and no `.part` of that size is left (the complete `.part` has it:
+            // one of another size appeared since, and is somebody else's).
+            guard case .file(let found) = file, found == size else { return .pending }
+            return part == .file(size: size) ? .pending : .completed(size: size)
         default:
             return entry.status
         }

@@ -12,6 +12,9 @@ struct FileWorkBacklog<Work> {
     /// The body bytes waiting or being written.
     var bytes: Int { waitingBytes + (runningBytes ?? 0) }
 
+    /// Nothing waits and no batch runs.
+    var isIdle: Bool { runningBytes == nil && waiting.isEmpty }
+
     /// Queues `work`, which carries `bytes` of body; returns the batch to run now, when none runs.
     mutating func add(_ work: Work, bytes: Int) -> [Work]? {
         waiting.append(work)

@@ -20,12 +20,19 @@ import NIOSSL
 /// path does: the response head, the body's bytes as they arrive, and the end, exactly once, as a
 /// `TransportError` when the transfer failed.
 ///
-/// No handler callback runs on an event loop: they write, truncate and sync files. They run on
-/// a blocking-I/O thread pool of its own (`fileIO`, a SwiftNIO `NIOThreadPool`), in order, one batch at a time
-/// (`FileWorkBacklog`). A body part is taken at once while less than `backlogLimit` bytes of the
-/// body wait to be written; beyond that, AsyncHTTPClient reads the next part only once the backlog
-/// fell below it again: memory stays bounded however slow the disk. Every part that arrived before
-/// the connection ended is written before the handler hears of the end.
+/// The handler's callbacks write, truncate and sync files. A handler that never flushes nor cuts
+/// a large file (`TransferHandler.isQuick`: a fresh download, not a resume, without `.system`
+/// durability) is called on the event
+/// loop itself while nothing waits for the pool, as curl writes from its one thread: a write to
+/// the page cache takes microseconds, and a hop to another thread and back per body part cost
+/// more than it. A callback that took longer than `slowWork` (a disk that is behind, a network
+/// file system) sends the transfer's later work to the pool for good. The others, and every
+/// callback that arrives while work waits, run on a blocking-I/O thread pool of JobKit's own
+/// (`fileIO`, a SwiftNIO `NIOThreadPool`), in order, one batch at a time (`FileWorkBacklog`). A
+/// body part is taken at once while less than `backlogLimit` bytes of the body wait to be
+/// written; beyond that, AsyncHTTPClient reads the next part only once the backlog fell below it
+/// again: memory stays bounded however slow the disk. Every part that arrived before the
+/// connection ended is written before the handler hears of the end.
 ///
 /// With a `Throttle` (a `DownloadManager`'s speed limits), each body part is paid for as it
 /// arrives, and the next is read only once the limiter says so: the connection's reads stop
@@ -50,9 +57,10 @@ import NIOSSL
 // transfer picked (every task of it, redirects too, is pinned there).
 // Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections`, `ended`,
 // `request` (after the first `send`, which runs before any callback), `visited`, `nextRequest`,
-// `refusal`, `silence` and `silenceTimer` are touched only on that event loop; `response` and
-// `discards` only by the batches of work, which run one after the other (the next is submitted,
-// on the event loop, once the one before finished); the task is behind a lock.
+// `refusal`, `silence`, `silenceTimer` and `worksInline` are touched only on that event loop;
+// `response` and `discards` only by the handler's work, which runs one piece after the other: on
+// the event loop while no batch runs, or in batches (the next is submitted, on the event loop,
+// once the one before finished); the task is behind a lock.
 final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
@@ -81,6 +89,9 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// The most body bytes of one download that wait to be written before AsyncHTTPClient is
     /// asked to wait: 1 MiB.
     static let backlogLimit = 1 << 20
+    /// A callback of the handler run on the event loop that takes longer than this sends the
+    /// transfer's later work to the pool: 2 ms (a write to the page cache takes microseconds).
+    static let slowWork: UInt64 = 2_000_000
 
     /// How long a server may stay silent while a transfer reads, unless told otherwise: a minute.
     static let defaultSilenceLimit: Duration = .seconds(60)
@@ -123,35 +134,39 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private var response: HTTPURLResponse?
     /// The rest of the body is not the handler's (it asked to stop, or failed).
     private var discards = false
+    /// The handler's work runs on the event loop while no batch runs (see `slowWork`).
+    private var worksInline: Bool
 
     private init(
         url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?,
-        throttle: Throttle?, silenceLimit: Duration, silenceScheduler: any JobScheduler
+        throttle: Throttle?, silenceLimit: Duration, silenceScheduler: (any JobScheduler)?
     ) {
+        eventLoop = client.eventLoopGroup.any()
         self.url = url
         self.throttle = throttle
         visited = [url]
-        self.silenceScheduler = silenceScheduler
-        silence = ReadSilence(limit: silenceLimit, now: silenceScheduler.now)
+        self.silenceScheduler = silenceScheduler ?? EventLoopScheduler(eventLoop: eventLoop)
+        silence = ReadSilence(limit: silenceLimit, now: self.silenceScheduler.now)
         silence.paused()  // until the request is sent: a wait in the client's pool is not the server's
 
         self.logger = logger
         self.request = request
         self.client = client
         self.handler = handler
-        eventLoop = client.eventLoopGroup.any()
+        worksInline = handler.isQuick
     }
 
     /// Sends `request` (a GET, with its headers) on `client`; cancelled with the run of `controller`.
     /// A run cancelled first never sends it (and its handler hears nothing, as on the URLSession path).
     /// AsyncHTTPClient logs the request to `logger`; the body is read as fast as `throttle` allows,
-    /// and the server may stay silent for `silenceLimit` (on `silenceScheduler`'s clock) while the
+    /// and the server may stay silent for `silenceLimit` (on `silenceScheduler`'s clock; nil: the
+    /// transfer's event loop's) while the
     /// transfer reads. A URL that `DownloadURLCheck` refuses ends the transfer at once, as a
     /// `TransportError` (`badURL`) that names it.
     static func start(
         _ request: URLRequest, on client: HTTPClient, handler: TransferHandler, for controller: Job<URL>.Controller,
         logger: Logger? = nil, throttle: Throttle? = nil, silenceLimit: Duration = defaultSilenceLimit,
-        silenceScheduler: any JobScheduler = .dispatch
+        silenceScheduler: (any JobScheduler)? = nil
     ) {
         let url = request.url ?? URL(fileURLWithPath: "/")
         let built: HTTPClient.Request
@@ -354,8 +369,15 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
 
     // MARK: The handler's work, on the thread pool
 
-    /// Queues `work` for the thread pool (on the event loop).
+    /// Runs `work` now, when it may run on the event loop and nothing waits; else queues it for
+    /// the thread pool (on the event loop).
     private func submit(_ work: Work, bytes: Int = 0) {
+        if worksInline, backlog.isIdle {
+            let start = DispatchTime.now().uptimeNanoseconds
+            perform(work)
+            if DispatchTime.now().uptimeNanoseconds - start > Self.slowWork { worksInline = false }
+            return
+        }
         if let batch = backlog.add(work, bytes: bytes) { run(batch) }
     }
 
@@ -374,18 +396,21 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// buffer once it finds it uniquely referenced, and only a release on its own thread orders that
     /// reuse after this thread's last read of the bytes (the thread sanitizer saw the race).
     private func perform(_ handed: HandedBatch) {
-        for work in handed.work {
-            switch work {
-            case .head(let head, let task): receive(head, of: task)
-            case .body(let buffer, let task): receive(buffer, of: task)
-            case .end(let error):
-                handler.onComplete(response, handler.failure ?? error.map { Self.transportError($0, url: url) })
-            }
-        }
+        for work in handed.work { perform(work) }
         eventLoop.execute { [self] in
             handed.work = []
             if let next = backlog.batchFinished() { run(next) }
             releaseDemand()
+        }
+    }
+
+    /// Tells the handler of `work`.
+    private func perform(_ work: Work) {
+        switch work {
+        case .head(let head, let task): receive(head, of: task)
+        case .body(let buffer, let task): receive(buffer, of: task)
+        case .end(let error):
+            handler.onComplete(response, handler.failure ?? error.map { Self.transportError($0, url: url) })
         }
     }
 

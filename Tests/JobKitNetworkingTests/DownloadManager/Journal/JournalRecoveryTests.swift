@@ -9,11 +9,11 @@ import Testing
 
     @Test func restoringJudgesEachEntryByTheDisk() {
         let done = DownloadJournalTests.entries[0]
-        #expect(JournalRecovery.status(of: done, file: .file(size: 42), partExists: false) == .completed(size: 42))
+        #expect(JournalRecovery.status(of: done, file: .file(size: 42), part: .missing) == .completed(size: 42))
         #expect(
-            JournalRecovery.status(of: done, file: .missing, partExists: false) == .pending, "gone: fetched again")
-        #expect(JournalRecovery.status(of: done, file: .directory, partExists: false) == .pending)
-        let changed = JournalRecovery.status(of: done, file: .file(size: 7), partExists: false)
+            JournalRecovery.status(of: done, file: .missing, part: .missing) == .pending, "gone: fetched again")
+        #expect(JournalRecovery.status(of: done, file: .directory, part: .missing) == .pending)
+        let changed = JournalRecovery.status(of: done, file: .file(size: 7), part: .missing)
         guard case .failed(let failure) = changed else {
             Issue.record("a changed file is left alone: \(changed)")
             return
@@ -26,11 +26,17 @@ import Testing
         var finishing = DownloadJournalTests.entries[1]
         finishing.status = .finishing(size: 10)
         #expect(
-            JournalRecovery.status(of: finishing, file: .file(size: 10), partExists: false) == .completed(size: 10),
+            JournalRecovery.status(of: finishing, file: .file(size: 10), part: .missing) == .completed(size: 10),
             "killed after the rename")
-        #expect(JournalRecovery.status(of: finishing, file: .missing, partExists: true) == .pending, "before it")
+        #expect(JournalRecovery.status(of: finishing, file: .missing, part: .file(size: 10)) == .pending, "before it")
         #expect(
-            JournalRecovery.status(of: DownloadJournalTests.entries[2], file: .missing, partExists: true) == .suspended)
+            JournalRecovery.status(of: finishing, file: .file(size: 10), part: .file(size: 10)) == .pending,
+            "the complete .part is still there: the file under the name is somebody else's")
+        #expect(
+            JournalRecovery.status(of: finishing, file: .file(size: 10), part: .file(size: 3)) == .completed(size: 10),
+            "a .part of another size appeared after the rename: it is not the complete one")
+        #expect(
+            JournalRecovery.status(of: DownloadJournalTests.entries[2], file: .missing, part: .file(size: 4)) == .suspended)
     }
 
     @Test func itRestoresWhatTheJournalSaysAndTheDiskConfirms() throws {

@@ -54,9 +54,8 @@ struct JournalReplay {
     ) -> String? {
         let read = entries.map { entry in
             var judged = entry
-            let part = facts(PartNames(for: entry.name).part)
             judged.status = JournalRecovery.status(
-                of: entry, file: facts(entry.name), partExists: part != .missing)
+                of: entry, file: facts(entry.name), part: facts(PartNames(for: entry.name).part))
             return judged
         }
         guard read.map(\.id) == known.map(\.id) else {
