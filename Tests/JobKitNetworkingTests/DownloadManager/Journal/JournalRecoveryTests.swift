@@ -36,7 +36,8 @@ import Testing
             JournalRecovery.status(of: finishing, file: .file(size: 10), part: .file(size: 3)) == .completed(size: 10),
             "a .part of another size appeared after the rename: it is not the complete one")
         #expect(
-            JournalRecovery.status(of: DownloadJournalTests.entries[2], file: .missing, part: .file(size: 4)) == .suspended)
+            JournalRecovery.status(of: DownloadJournalTests.entries[2], file: .missing, part: .file(size: 4))
+                == .suspended)
     }
 
     @Test func itRestoresWhatTheJournalSaysAndTheDiskConfirms() throws {
