@@ -23,13 +23,13 @@ import Observation
 @Observable
 public final class DownloadList {
     /// Every item, in the order added, as of the latest update.
-    public private(set) var items: [Item] = []
+    public private(set) var items: [DownloadManager.Item] = []
     /// The items that are not completed (pending, running, verifying, suspended, failed,
     /// cancelled), in the order added: seed 002's "downloading" list.
-    public private(set) var inProgress: [Item] = []
+    public private(set) var inProgress: [DownloadManager.Item] = []
     /// The completed items, the most recently completed first (items that were already completed
     /// when the list was made come after, the newest id first).
-    public private(set) var completed: [Item] = []
+    public private(set) var completed: [DownloadManager.Item] = []
     /// Every item added up, as of the latest update.
     public private(set) var totals = DownloadManager.Totals()
     /// The manager was closed (or released): the list no longer changes.

@@ -4,7 +4,7 @@ struct DownloadListModel: Sendable, Equatable {
     typealias ItemID = DownloadManager.ItemID
 
     /// Every row, in the order added.
-    private(set) var items: [DownloadList.Item] = []
+    private(set) var items: [DownloadManager.Item] = []
     /// The totals of the latest update.
     private(set) var totals = DownloadManager.Totals()
     /// When each item was seen completing (higher is newer); items completed before the list began
@@ -25,16 +25,16 @@ struct DownloadListModel: Sendable, Equatable {
                 break
             }
         }
-        items = update.items.map(DownloadList.Item.init)
+        items = update.items
         totals = update.totals
     }
 
     /// Every item that is not completed (pending, running, verifying, suspended, failed, cancelled),
     /// in the order added.
-    var inProgress: [DownloadList.Item] { items.filter { $0.state != .completed } }
+    var inProgress: [DownloadManager.Item] { items.filter { $0.state != .completed } }
 
     /// The completed items, the most recently completed first.
-    var completed: [DownloadList.Item] {
+    var completed: [DownloadManager.Item] {
         items.filter { $0.state == .completed }.sorted { lhs, rhs in
             (completions[lhs.id] ?? 0, lhs.id) > (completions[rhs.id] ?? 0, rhs.id)
         }

@@ -22,9 +22,9 @@ import Testing
         var model = DownloadListModel()
         model.apply(update([item(1, .running, received: 25)]))
         let row = try #require(model.items.first)
-        #expect(row.id == ItemID(rawValue: 1) && row.name == "f1" && row.state == .running)
-        #expect(row.receivedBytes == 25 && row.expectedBytes == 100 && row.percent == 25)
-        #expect(row.bytesPerSecond == 50 && row.secondsRemaining == 1)
+        #expect(row == item(1, .running, received: 25), "the row is the manager's item")
+        #expect(row.progress.received == 25 && row.progress.expected == 100 && row.percent == 25)
+        #expect(row.progress.bytesPerSecond == 50 && row.progress.secondsRemaining == 1)
         #expect(model.totals.received == 7)
     }
 
@@ -53,10 +53,17 @@ import Testing
     }
 
     @Test func aCompletedRowIsAHundredPercent() {
-        var row = DownloadList.Item(item(1, .completed, received: 10))
-        #expect(row.fraction == 1 && row.percent == 100)
+        var row = item(1, .completed, received: 10)
+        #expect(row.fraction == 1 && row.percent == 100, "whatever the server said of the length")
         row.state = .running
-        row.expectedBytes = nil
+        #expect(row.fraction == 0.1 && row.percent == 10)
+        row.progress.expected = nil
         #expect(row.fraction == nil && row.percent == nil)
+        row.progress.expected = 0
+        #expect(row.fraction == 1 && row.percent == 100, "an empty file is whole")
+        row.progress = .init(received: 99_999, expected: 100_000)
+        #expect(row.percent == 99, "100 only once complete")
+        row.progress = .init(received: .max, expected: 3)
+        #expect(row.fraction == 1, "never beyond 1")
     }
 }

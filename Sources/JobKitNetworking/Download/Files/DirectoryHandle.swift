@@ -156,9 +156,10 @@ final class DirectoryHandle: DownloadFolder {
         faccessat(descriptor, ".", W_OK | X_OK, 0) == 0
     }
 
-    /// Flushes the directory's entries (a rename in it) to disk; best effort.
-    package func sync() {
-        _ = DiskSync.sync(descriptor, path: path)
+    /// Flushes the directory's entries (a rename in it) to disk; the `errno` of a failure.
+    @discardableResult
+    package func sync() -> Int32? {
+        DiskSync.sync(descriptor, path: path) ? nil : errno
     }
 
     /// `BootIdentity.current`.

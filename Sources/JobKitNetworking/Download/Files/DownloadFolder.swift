@@ -52,8 +52,10 @@ package protocol DownloadFolder: AnyObject, Sendable {
     /// Whether this process may create files in the folder.
     var isWritable: Bool { get }
 
-    /// Flushes the folder's entries (a rename in it) to disk; best effort.
-    func sync()
+    /// Flushes the folder's entries (a rename in it) to disk; the `errno` of a failure, nil when
+    /// flushed.
+    @discardableResult
+    func sync() -> Int32?
 
     /// The identity of the machine's running boot (`BootIdentity`), read once per process; nil
     /// when it cannot be read. A `.part` whose metadata names another boot may have lost bytes that

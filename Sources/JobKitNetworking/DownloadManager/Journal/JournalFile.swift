@@ -270,7 +270,8 @@ final class JournalFile {
 
     /// Replaces the journal with `chunks`: written to a temporary file (0600) that is locked first,
     /// renamed over the journal (with `.system` durability: synced before, and the folder synced
-    /// after). The old file's descriptor is closed. The chunks are made as they are written: a
+    /// after: a failure of that sync throws, the new file being the journal). The old file's
+    /// descriptor is closed. The chunks are made as they are written: a
     /// journal of many items is never in memory whole as text.
     func replace(with chunks: some Sequence<Data>) throws(DownloadManagerError) {
         guard let descriptor else { throw .closed }
@@ -307,11 +308,18 @@ final class JournalFile {
             folder.unlink(temporary)
             throw .cannotUseDirectory(directory, reason: "cannot rewrite \(path): \(SystemCall.errorText(code))")
         }
-        if durability == .system { folder.sync() }
         descriptor.close()
         self.descriptor = fresh
         length = written
         isTorn = false
+        // The new file is the journal now, but its name is on the disk only once the folder is
+        // flushed: a power loss before would bring back the old one (or none), without the records
+        // the caller then writes and syncs. So a flush that fails fails the rewrite, which is owed
+        // again, and written (and the folder flushed) again before any later record.
+        if durability == .system, let failure = folder.sync() {
+            throw .cannotUseDirectory(
+                directory, reason: "cannot sync the folder of \(path): \(SystemCall.errorText(failure))")
+        }
     }
 
     /// Closes the journal, releasing the directory's lock. Only the first call acts.

@@ -100,6 +100,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var replay = JournalReplay()
     /// The journals read so far (every check reads it; most moves append a line or nothing).
     private var journals = ParsedJournal()
+    /// The journals a power loss would leave, read so far.
+    private var durableJournals = ParsedJournal()
     /// Names an item was added under with `replacesExistingFile`: what is under them may be replaced.
     private var replacing: Set<String> = []
     /// Names whose item was removed: a file it left there is nobody's now.
@@ -167,8 +169,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         for request in process.transport.started { note("    \(request)") }
         process.transport.started = []
         do throws(Violation) {
+            // A crash planned for what the last move queued may have come in it.
+            tookPlannedCrash()
             if steps > 0 {
                 try move()
+                tookPlannedCrash()
             } else if try !settle() || settling == 0 {
                 if settling == 0 { throw violation("the schedule did not settle") }
                 try checkSettled()
@@ -254,7 +259,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                     + "restored \(machine!.ids.map(\.rawValue))")
         } catch {
             note("open refused: \(error)")
-            if disk.pendingFaults.count == faults { broken = "a manager could not open its folder: \(error)" }
+            if disk.pendingFaults.count == faults, !disk.hasCrashed {
+                broken = "a manager could not open its folder: \(error)"
+            }
         }
     }
 
@@ -267,6 +274,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         moves += 1
         guard manager != nil else {
             open()
+            tookPlannedCrash()
             return checkRestored()
         }
         let transfers = process.transport.ready
@@ -301,6 +309,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             disk.writeBack()
         case 89..<92:
             crash()
+        case 92..<93:
+            crashWithin()
         default:
             note("(the queue runs)")
         }
@@ -308,6 +318,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     private func control() {
         guard let manager, let machine else { return }
+        // A call's result is judged: no crash lands inside it.
+        disk.cancelCrash()
         let ids = machine.ids
         let id = ids.isEmpty ? nil : random.pick(ids)
         do throws(DownloadManagerError) {
@@ -449,10 +461,17 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let names =
             [DownloadJournal.fileName]
             + urls.flatMap { url in PartNames(for: url.lastPathComponent).all + PartNames(for: Self.longName(url)).all }
-        let operation = random.pick([MemoryFault.Operation.write, .sync, .open, .rename, .truncate, .unlink])
-        let name = random.pick(names)
+        let operation = random.pick([
+            MemoryFault.Operation.write, .sync, .open, .rename, .truncate, .unlink, .folderSync,
+        ])
+        // A folder's sync is matched by the folder's path.
+        let name = operation == .folderSync ? folder : random.pick(names)
         let code = random.pick([ENOSPC, EIO, EACCES])
         disk.fail(operation, name: name, with: code, skipping: random.int(0...2))
+        // A full disk fails the journal's cut-back of what a failed write left, too, half the time.
+        if operation == .write, name == DownloadJournal.fileName, random.chance(50) {
+            disk.fail(.truncate, name: name, with: code)
+        }
         // A file whose unlink failed stays where it is: nothing removes it later.
         if operation == .unlink { orphaned.insert(name) }
         injectedFaults += 1
@@ -480,16 +499,39 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     /// The process dies (`kill -9`) or the power goes; a new process starts and opens the folder.
     private func crash() {
-        kills += 1
         let power = random.chance(35)
         if power {
-            powerLosses += 1
             disk.powerLoss()
             note("power loss")
         } else {
             disk.kill()
             note("kill -9")
         }
+        died(afterPowerLoss: power)
+    }
+
+    /// A kill or a power loss lands between two file-system operations of what comes next (a
+    /// transfer's step, a timer, a block of the queue, a restart's recovery), never inside a call
+    /// whose result the schedule judges (`control` calls it off).
+    private func crashWithin() {
+        let power = random.chance(35)
+        let operations = random.int(0...8)
+        disk.planCrash(afterOperations: operations, powerLoss: power)
+        note("a \(power ? "power loss" : "kill -9") comes after \(operations) more file operations")
+    }
+
+    /// A planned crash happened: the process is dead.
+    private func tookPlannedCrash() {
+        guard let (power, operation) = disk.takeCrash() else { return }
+        note("  (\(power ? "the power went" : "killed") before \(operation))")
+        died(afterPowerLoss: power)
+    }
+
+    /// The process died (its disk killed, or the power gone): its queue stops, its transfers drop,
+    /// and a new process takes over in the next move.
+    private func died(afterPowerLoss power: Bool) {
+        kills += 1
+        if power { powerLosses += 1 }
         // Killed while writing a `.part`'s metadata: its temporary file is left.
         if let transfer = process.transport.transfers.first, random.chance(30),
             let name = machine?.ids.map({ machine!.item($0, now: 0).name }).first(where: {
@@ -527,6 +569,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         }
         if random.chance(5) { plantRecord() }
+        // The next process may die in its recovery (not once the schedule settles).
+        if !server.honest, random.chance(10) { crashWithin() }
         // The new process opens the folder in the next move, on its own queue: this one is the dead
         // process's, and what the new manager queues would run beside it.
     }
@@ -749,7 +793,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// why. A file or `.part` of a name whose item the journal still has as finishing or completed
     /// must stay: a process killed now would restore that item with its file or `.part` gone.
     private func checkUnlink(_ names: [String]) {
-        guard let entries = journalOnDisk()?.entries else { return }
+        // A process that just died goes on to the end of its block, with every operation failing.
+        guard !disk.hasCrashed, let entries = journalOnDisk()?.entries else { return }
         for name in names {
             // The file, or its `.part` (its metadata may go once the file has its name).
             let item = sidecarOwners[name].flatMap { PartNames(for: $0).part == name ? $0 : nil } ?? name
@@ -759,17 +804,40 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             default: break
             }
         }
+        // With `.system` durability a record that overrules a `finishing` is synced before the `.part`
+        // goes: a restore after a power loss would take any file of that size under the name for the
+        // renamed `.part`. (A cancel's or a removal's record need not be: a power loss may bring the
+        // item back, to start over.)
+        guard durability == .system, let durable = durableJournal() else { return }
+        for name in names {
+            guard let item = sidecarOwners[name], PartNames(for: item).part == name,
+                let owner = metadata(PartNames(for: item).metadata)?.item,
+                let entry = durable.entries.first(where: { $0.id == owner })
+            else { continue }
+            if case .finishing = entry.status {
+                broken = "\(name) was unlinked while the synced journal has item \(owner) \(entry.status)"
+            }
+        }
     }
 
     /// Just before an item's complete `.part` takes its name (the manager's own test hook): the journal
     /// on the disk already has the item finishing, so that a process killed after the rename restores
     /// it completed, not pending with its own file in the way.
     private func checkFinishing(_ id: ItemID) {
-        guard let entries = journalOnDisk()?.entries else { return }
+        guard !disk.hasCrashed, let entries = journalOnDisk()?.entries else { return }
         let entry = entries.first { $0.id == id.rawValue }
         guard case .finishing? = entry?.status else {
             broken =
                 "item \(id.rawValue) renames its .part while the journal has it \(entry.map { "\($0.status)" } ?? "not at all")"
+            return
+        }
+        // With `.system` durability, on the disk itself: a power loss after the rename keeps it.
+        guard durability == .system else { return }
+        let durable = durableJournal()?.entries.first { $0.id == id.rawValue }
+        guard case .finishing? = durable?.status else {
+            broken =
+                "item \(id.rawValue) renames its .part while the synced journal has it "
+                + (durable.map { "\($0.status)" } ?? "not at all")
             return
         }
     }
@@ -814,6 +882,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     }
 
     /// What the journal on the disk says (nil when there is none, or it does not read).
+    /// The journal a power loss now would leave.
+    private func durableJournal() -> DownloadJournal.Contents? {
+        disk.durableContents(of: DownloadJournal.fileName, in: folder).flatMap { durableJournals.contents(of: $0) }
+    }
+
     private func journalOnDisk() -> DownloadJournal.Contents? {
         disk.contents(of: DownloadJournal.fileName, in: folder).flatMap { journals.contents(of: $0) }
     }

@@ -31,6 +31,9 @@ struct JournalReplay {
     ) -> String? {
         var probe = machine
         var journal = journal
+        // A torn end (a failed write whose lines could not be cut back off) is never appended to: the
+        // manager's next write rewrites the journal whole (`JournalFile.isTorn`).
+        if let last = journal.last, last != UInt8(ascii: "\n") { probe.journal.oweRewrite() }
         switch probe.takeJournal() {
         case .append(let records)?: journal.append(DownloadJournal.encode(records))
         case .rewrite(let header, let records)?: journal = DownloadJournal.encode(header: header, records)

@@ -64,6 +64,12 @@ struct MemoryDisk: Sendable {
     var bootIdentityReadable = true
     private var nextID = 1
     var faults: [MemoryFault] = []
+    /// A crash among the coming operations: after `operations` more of them the process dies (and
+    /// the power goes, with `powerLoss`) just before the next one, which fails with `EIO`.
+    var plannedCrash: (operations: Int, powerLoss: Bool)?
+    /// The planned crash happened, until the simulation takes it: whether it was a power loss, and
+    /// the operation it came before.
+    var crashed: (powerLoss: Bool, before: String)?
 
     // MARK: Crashes
 
@@ -108,6 +114,16 @@ struct MemoryDisk: Sendable {
     /// The fault for `operation` on `name` in `folder`, if one acts now: its `errno`, or nil
     /// (after planting what it plants).
     mutating func fault(_ operation: MemoryFault.Operation, _ name: String, in folder: String) -> Int32? {
+        if let crash = plannedCrash {
+            if crash.operations > 0 {
+                plannedCrash!.operations -= 1
+            } else {
+                plannedCrash = nil
+                crashed = (crash.powerLoss, "the \(operation) of \(name)")
+                if crash.powerLoss { powerLoss() } else { kill() }
+                return EIO
+            }
+        }
         guard let index = faults.firstIndex(where: { $0.operation == operation && $0.name == name }) else {
             return nil
         }
@@ -182,7 +198,9 @@ struct MemoryDisk: Sendable {
         return nil
     }
 
-    /// Puts `planted` under `name` in `folder` now, replacing what was there.
+    /// Puts `planted` under `name` in `folder` now, replacing what was there. A durable one makes the
+    /// folder's earlier changes durable too, as a journaling file system commits a folder's changes
+    /// in order (a file created after a rename is never on the disk without the rename).
     mutating func put(_ planted: MemoryFault.Planted, named name: String, in folder: String, durable: Bool) {
         let entry: Entry
         switch planted {
@@ -194,7 +212,7 @@ struct MemoryDisk: Sendable {
             inodes[nextID - 1] = Inode(data: Array(data), durable: durable ? Array(data) : [])
         }
         folders[folder]!.entries[name] = entry
-        if durable { folders[folder]!.durable[name] = entry }
+        if durable { folders[folder]!.durable = folders[folder]!.entries }
     }
 
     // MARK: Names
@@ -301,6 +319,13 @@ struct MemoryDisk: Sendable {
     func contents(of name: String, in folder: String) -> Data? {
         guard case .file(let id)? = folders[folder]?.entries[name] else { return nil }
         return Data(inodes[id]!.data)
+    }
+
+    /// The bytes of `name` in `folder` that a power loss now would leave (nil: it would leave no
+    /// file under the name).
+    func durableContents(of name: String, in folder: String) -> Data? {
+        guard case .file(let id)? = folders[folder]?.durable[name] else { return nil }
+        return Data(inodes[id]!.durable)
     }
 
     func names(in folder: String) -> [String] {

@@ -40,23 +40,34 @@ final class MemoryFile: DownloadFile {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32? {
-        code(
-            step(.write) { handle, inode in
-                guard handle.writable else { return .failure(POSIXError(.EBADF)) }
-                let offset = handle.appends ? Int64(inode.data.count) : handle.position
-                Self.put(bytes, at: offset, into: &inode)
-                handle.position = offset + Int64(bytes.count)
-                return .success(())
-            })
+        writing(bytes) { bytes, handle, inode in
+            let offset = handle.appends ? Int64(inode.data.count) : handle.position
+            Self.put(bytes, at: offset, into: &inode)
+            handle.position = offset + Int64(bytes.count)
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32? {
-        code(
-            step(.write) { handle, inode in
+        writing(bytes) { bytes, _, inode in Self.put(bytes, at: offset, into: &inode) }
+    }
+
+    /// A write of `bytes` by `put`. A write that fails puts its first half first, as a write to a
+    /// disk that fills up does (`write(2)` takes what fits, the next call fails): what a failed
+    /// write leaves behind is the caller's to cut back.
+    private func writing(
+        _ bytes: UnsafeRawBufferPointer,
+        _ put: (UnsafeRawBufferPointer, inout MemoryDisk.Handle, inout MemoryDisk.Inode) -> Void
+    ) -> Int32? {
+        disk.withLock { disk in
+            let failure = disk.fault(.write, file: id, in: folder)
+            let written = failure == nil ? bytes : UnsafeRawBufferPointer(rebasing: bytes.prefix(bytes.count / 2))
+            let result = disk.with(id) { handle, inode -> Result<Void, POSIXError> in
                 guard handle.writable else { return .failure(POSIXError(.EBADF)) }
-                Self.put(bytes, at: offset, into: &inode)
+                put(written, &handle, &inode)
                 return .success(())
-            })
+            }
+            return failure?.code.rawValue ?? code(result)
+        }
     }
 
     private static func put(_ bytes: UnsafeRawBufferPointer, at offset: Int64, into inode: inout MemoryDisk.Inode) {

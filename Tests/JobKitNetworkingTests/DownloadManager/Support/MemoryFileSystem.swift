@@ -101,7 +101,33 @@ final class MemoryFileSystem: DownloadFileSystem {
     }
 
     /// Drops the faults that have not acted yet.
-    func clearFaults() { disk.withLock { $0.faults = [] } }
+    func clearFaults() {
+        disk.withLock {
+            $0.faults = []
+            $0.plannedCrash = nil
+        }
+    }
+
+    /// The process dies (a kill, or a power loss) just before the `operations + 1`-th operation
+    /// from now that a fault could match, which fails with `EIO`; every later one of its fails too.
+    func planCrash(afterOperations operations: Int, powerLoss: Bool) {
+        disk.withLock { $0.plannedCrash = (operations, powerLoss) }
+    }
+
+    /// Calls off a planned crash that has not happened.
+    func cancelCrash() { disk.withLock { $0.plannedCrash = nil } }
+
+    /// A planned crash happened that `takeCrash()` has not taken.
+    var hasCrashed: Bool { disk.withLock { $0.crashed != nil } }
+
+    /// Whether a planned crash happened since the last call (a power loss or not, and the operation
+    /// it came before), once.
+    func takeCrash() -> (powerLoss: Bool, before: String)? {
+        disk.withLock { disk in
+            defer { disk.crashed = nil }
+            return disk.crashed
+        }
+    }
 
     /// The faults that have not acted yet.
     var pendingFaults: [MemoryFault] { disk.withLock { $0.faults } }
@@ -126,6 +152,11 @@ final class MemoryFileSystem: DownloadFileSystem {
     /// The bytes of the file `name` in the folder at `folder`; nil when there is none.
     func contents(of name: String, in folder: String) -> Data? {
         disk.withLock { $0.contents(of: name, in: folder) }
+    }
+
+    /// The bytes of `name` in `folder` that a power loss now would leave.
+    func durableContents(of name: String, in folder: String) -> Data? {
+        disk.withLock { $0.durableContents(of: name, in: folder) }
     }
 
     /// The names in the folder at `folder`, sorted.

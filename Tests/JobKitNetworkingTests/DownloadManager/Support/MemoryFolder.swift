@@ -90,10 +90,10 @@ final class MemoryFolder: DownloadFolder {
         (try? step(nil) { _ in .success(true) }.get()) ?? false
     }
 
-    func sync() {
-        _ = step(nil) { disk in
-            _ = disk.syncFolder(path)
-            return .success(())
+    func sync() -> Int32? {
+        switch step(nil, { disk in .success(disk.syncFolder(path)) }) {
+        case .success(let code): code
+        case .failure(let error): error.code.rawValue
         }
     }
 
