@@ -22,6 +22,10 @@ public enum Durability: Sendable, Hashable, CustomStringConvertible {
     /// is renamed to its name and its folder after, so a file under its name is complete on disk;
     /// a manager's journal is flushed after each add, before each file takes its name (its
     /// `finishing` record) and when it is rewritten. Costs a few milliseconds of disk time per file.
+    /// A folder flush that fails (a failing disk) fails what it was for: a download's finalize (the
+    /// `.part` takes its name back, and a resume or retry finishes it) or a journal's rewrite (a
+    /// manager does not open, a change waits); a file system that cannot flush a folder at all
+    /// (`EINVAL`, `ENOTSUP`) counts as flushed.
     ///
     /// A `.part` is also flushed after every 16 MiB written (a segmented download's, after every
     /// 16 MiB of all its connections), and the flushed length (or segment map) kept in its

@@ -51,7 +51,8 @@ extension Job where Value == URL {
     ///   keeping the `.part`: it is a part that says it is the whole.
     ///
     /// Progress is reported through the controller. The body is written to disk as it arrives, on
-    /// the transport's own thread (never a SwiftNIO event loop: see `DownloadTransport`); the run
+    /// the transport's own thread (an AsyncHTTPClient event loop only while its writes are quick:
+    /// see `DownloadTransport`); the run
     /// completes on the queue it was performed on. Transport
     /// failures are `TransportError`s, non-2xx statuses `HTTPStatusError`s — both leave the `.part`
     /// for a later resume, when it holds a byte (an empty one is removed, with its metadata).

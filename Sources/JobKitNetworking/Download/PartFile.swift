@@ -271,7 +271,8 @@ final class PartFile: Sendable {
     /// Renames the `.part` to the destination's name in one atomic step that never replaces what is
     /// there (unless `replacesDestination`); then forgets its metadata. With `.system` durability
     /// the `.part` is flushed to disk first and the folder after (a flush of the folder that fails
-    /// gives the `.part` its name back and throws: the rename might not survive a power loss). A file or folder that appeared
+    /// gives the `.part` its name back and throws: the rename might not survive a power loss; a
+    /// file system that cannot flush a folder at all counts as flushed). A file or folder that appeared
     /// under the name fails it with `destinationExists`, the `.part` kept and the other left as it is.
     ///
     /// - Parameter abandoned: asked under the part's lock, after the flush and just before the
@@ -294,10 +295,12 @@ final class PartFile: Sendable {
             case .EEXIST?, .ENOTEMPTY?, .EISDIR?: throw DownloadError(kind: .destinationExists, path: destination)
             case let code?: throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: destination)
             }
-            if durability == .system, let failure = folder.sync() {
-                // The name would not survive a power loss: the download is not done. The `.part`
-                // takes its own name back (best effort), so that a retry or a resume finishes it.
-                _ = folder.rename(name, to: names.part, replacing: false)
+            // The name would not survive a power loss: the download is not done, and the `.part`
+            // takes its own name back, so that a retry or a resume finishes it. When even that
+            // fails, the file keeps its name (it is complete; only the flush is missing).
+            if durability == .system, let failure = folder.sync(),
+                folder.rename(name, to: names.part, replacing: false) == nil
+            {
                 throw DownloadError(kind: .cannotWrite(errno: failure), path: folder.path)
             }
             folder.unlink(names.metadata)

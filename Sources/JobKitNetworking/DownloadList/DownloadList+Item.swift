@@ -20,28 +20,28 @@ extension DownloadManager.Item {
     public init(_ item: DownloadManager.Item) { self = item }
 
     /// Bytes in the file so far (`progress.received`).
-    @available(*, deprecated, renamed: "progress.received")
+    @available(*, deprecated, message: "use progress.received")
     public var receivedBytes: Int64 {
         get { progress.received }
         set { progress.received = newValue }
     }
 
     /// The file's length, once the server said (`progress.expected`).
-    @available(*, deprecated, renamed: "progress.expected")
+    @available(*, deprecated, message: "use progress.expected")
     public var expectedBytes: Int64? {
         get { progress.expected }
         set { progress.expected = newValue }
     }
 
     /// Bytes per second while it runs (`progress.bytesPerSecond`).
-    @available(*, deprecated, renamed: "progress.bytesPerSecond")
+    @available(*, deprecated, message: "use progress.bytesPerSecond")
     public var bytesPerSecond: Double {
         get { progress.bytesPerSecond }
         set { progress.bytesPerSecond = newValue }
     }
 
     /// Seconds left at that speed (`progress.secondsRemaining`).
-    @available(*, deprecated, renamed: "progress.secondsRemaining")
+    @available(*, deprecated, message: "use progress.secondsRemaining")
     public var secondsRemaining: Double? {
         get { progress.secondsRemaining }
         set { progress.secondsRemaining = newValue }

@@ -156,10 +156,14 @@ final class DirectoryHandle: DownloadFolder {
         faccessat(descriptor, ".", W_OK | X_OK, 0) == 0
     }
 
-    /// Flushes the directory's entries (a rename in it) to disk; the `errno` of a failure.
+    /// Flushes the directory's entries (a rename in it) to disk; the `errno` of a failure. A file
+    /// system that cannot flush a folder at all (`EINVAL`, `ENOTSUP`: some network and shared-folder
+    /// file systems) is no failure: there is nothing more to do there.
     @discardableResult
     package func sync() -> Int32? {
-        DiskSync.sync(descriptor, path: path) ? nil : errno
+        guard !DiskSync.sync(descriptor, path: path) else { return nil }
+        let failure = errno
+        return failure == EINVAL || failure == ENOTSUP ? nil : failure
     }
 
     /// `BootIdentity.current`.

@@ -76,10 +76,11 @@ struct JournalRecovery: Equatable {
             }
         case .finishing(let size):
             // Killed between the journal's `finishing` and `done`: the rename happened when the
-            // file has the size and no `.part` of that size is left (the complete `.part` has it:
-            // one of another size appeared since, and is somebody else's).
-            guard case .file(let found) = file, found == size else { return .pending }
-            return part == .file(size: size) ? .pending : .completed(size: size)
+            // file has the size and no `.part` is left. A `.part` of another size is no proof of
+            // the rename: with `.system` the record is synced before the `.part`, which a power
+            // loss may then cut short — and the file of that size under the name is somebody else's.
+            if case .file(let found) = file, found == size, part == .missing { return .completed(size: size) }
+            return .pending
         default:
             return entry.status
         }

@@ -5,6 +5,7 @@ extension Duration {
         guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return .max }
-        return whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
+        let (total, over) = whole.addingReportingOverflow(UInt64(max(attoseconds, 0) / 1_000_000_000))
+        return over ? .max : total
     }
 }

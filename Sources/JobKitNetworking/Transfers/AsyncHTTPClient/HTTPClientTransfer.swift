@@ -26,7 +26,9 @@ import NIOSSL
 /// loop itself while nothing waits for the pool, as curl writes from its one thread: a write to
 /// the page cache takes microseconds, and a hop to another thread and back per body part cost
 /// more than it. A callback that took longer than `slowWork` (a disk that is behind, a network
-/// file system) sends the transfer's later work to the pool for good. The others, and every
+/// file system) sends the transfer's later work to the pool for good. A callback that comes while
+/// another runs inline (a progress observer that cancels the run, whose end then arrives at once)
+/// waits for it on the loop. The others, and every
 /// callback that arrives while work waits, run on a blocking-I/O thread pool of JobKit's own
 /// (`fileIO`, a SwiftNIO `NIOThreadPool`), in order, one batch at a time (`FileWorkBacklog`). A
 /// body part is taken at once while less than `backlogLimit` bytes of the body wait to be
@@ -70,14 +72,14 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
         case cancelled
     }
 
-    /// What the handler is told, in order, on the thread pool.
+    /// What the handler is told, in order, on the event loop or the thread pool.
     fileprivate enum Work: Sendable {
         case head(HTTPResponseHead, HTTPClient.Task<Void>)
         case body(ByteBuffer, HTTPClient.Task<Void>)
         case end((any Error)?)
     }
 
-    /// Where the handler's callbacks run: never an event loop. A pool of JobKit's own, of at least
+    /// Where the handler's callbacks run when not on the event loop. A pool of JobKit's own, of at least
     /// four threads, for the life of the process: a slow write or sync of one download, or another
     /// library's work on SwiftNIO's shared pool (two threads on a two-core machine), does not hold up
     /// the bodies of the others.
@@ -136,6 +138,8 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     private var discards = false
     /// The handler's work runs on the event loop while no batch runs (see `slowWork`).
     private var worksInline: Bool
+    /// A piece of the handler's work runs on the event loop now.
+    private var performsInline = false
 
     private init(
         url: URL, request: HTTPClient.Request, client: HTTPClient, handler: TransferHandler, logger: Logger?,
@@ -373,8 +377,12 @@ final class HTTPClientTransfer: HTTPClientResponseDelegate, @unchecked Sendable 
     /// the thread pool (on the event loop).
     private func submit(_ work: Work, bytes: Int = 0) {
         if worksInline, backlog.isIdle {
+            // One callback at a time: one that comes from inside another waits for it.
+            guard !performsInline else { return eventLoop.execute { self.submit(work, bytes: bytes) } }
             let start = DispatchTime.now().uptimeNanoseconds
+            performsInline = true
             perform(work)
+            performsInline = false
             if DispatchTime.now().uptimeNanoseconds - start > Self.slowWork { worksInline = false }
             return
         }

@@ -169,8 +169,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         for request in process.transport.started { note("    \(request)") }
         process.transport.started = []
         do throws(Violation) {
-            // A crash planned for what the last move queued may have come in it.
-            tookPlannedCrash()
+            // A crash planned for what the last move queued may have come in it: the schedule goes on
+            // on the new process's queue (the new manager queues its work there, and must not run
+            // beside this block of the dead one's).
+            if tookPlannedCrash() {
+                process.queue.async { [self] in next(steps: steps, settling: settling) }
+                return
+            }
             if steps > 0 {
                 try move()
                 tookPlannedCrash()
@@ -416,6 +421,12 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         } catch {
             note("  refused: \(error)")
+            // Known, not fixed (BENCHMARKS.md): a journal rewritten (compacted) without a removed or
+            // cancelled item, whose folder flush then failed, owes that item's unlinks; a process that
+            // dies before they are done leaves its `.part`, which the compacted journal no longer names.
+            if case .cannotUseDirectory(_, let reason) = error, reason.hasPrefix("cannot sync the folder") {
+                for name in removing.values { orphaned.formUnion(PartNames(for: name).all) }
+            }
         }
     }
 
@@ -520,11 +531,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         note("a \(power ? "power loss" : "kill -9") comes after \(operations) more file operations")
     }
 
-    /// A planned crash happened: the process is dead.
-    private func tookPlannedCrash() {
-        guard let (power, operation) = disk.takeCrash() else { return }
+    /// A planned crash happened: the process is dead (true).
+    @discardableResult
+    private func tookPlannedCrash() -> Bool {
+        guard let (power, operation) = disk.takeCrash() else { return false }
         note("  (\(power ? "the power went" : "killed") before \(operation))")
         died(afterPowerLoss: power)
+        return true
     }
 
     /// The process died (its disk killed, or the power gone): its queue stops, its transfers drop,
@@ -663,6 +676,10 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 // A file a removed item left (whole, or short after a power loss), or a completed file a
                 // power loss cut short with `.process` durability: the manager never replaces one.
                 || (failure.kind == .fileInTheWay && (leftFiles.contains(item.name) || unsyncedLost))
+                // A `.part` of the user's beside a file whose `done` a power loss took: the restore
+                // cannot tell it from the item's own (a `.part` cut short by the power), and fetches
+                // the file again, which finds the file in the way.
+                || (failure.kind == .fileInTheWay && foreign[item.name + ".part"] != nil)
         default: false
         }
     }
