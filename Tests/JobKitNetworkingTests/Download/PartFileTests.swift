@@ -9,7 +9,8 @@ import Testing
 @Suite struct PartFileTests {
     /// Opens and locks the `.part` of `destination` as another holder would; returns the descriptor.
     func lockPart(of destination: URL) throws -> Int32 {
-        let descriptor = open(destination.path + ".part", O_RDWR | O_CREAT, 0o644)
+        // Close-on-exec: a child another test starts meanwhile must not inherit the lock.
+        let descriptor = open(destination.path + ".part", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
         return descriptor
     }
@@ -56,8 +57,9 @@ import Testing
             try PartFile.open(destination: destination, patience: 50_000_000)
         }
         close(other)
-        // The failed attempt released its claim in this process: the destination opens now.
-        let part = try PartFile.open(destination: destination, patience: 0)
+        // The failed attempt released its claim in this process: the destination opens now (with the
+        // patience a child forked meanwhile needs to run its program and let go of the lock).
+        let part = try PartFile.open(destination: destination, patience: 5_000_000_000)
         part.close()
     }
 }
