@@ -59,7 +59,8 @@ import NIOSSL
 // transfer picked (every task of it, redirects too, is pinned there).
 // Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections`, `ended`,
 // `request` (after the first `send`, which runs before any callback), `visited`, `nextRequest`,
-// `refusal`, `silence`, `silenceTimer` and `worksInline` are touched only on that event loop;
+// `refusal`, `silence`, `silenceTimer`, `worksInline` and `performsInline` are touched only on
+// that event loop;
 // `response` and `discards` only by the handler's work, which runs one piece after the other: on
 // the event loop while no batch runs, or in batches (the next is submitted, on the event loop,
 // once the one before finished); the task is behind a lock.
