@@ -5,12 +5,15 @@ extension DownloadJournal {
     /// journal of 100,000 items is rewritten without an array of its records (about 350 bytes an item).
     struct Compacted: Sequence {
         let entries: [Entry]
+        /// Removed items whose `.part`s may be left: each is added and removed, before `entries`.
+        let removed: [Entry]
         /// How many records it has.
         let count: Int
 
-        init(_ entries: [Entry]) {
+        init(_ entries: [Entry], removed: [Entry] = []) {
             self.entries = entries
-            count = entries.reduce(0) { $0 + Self.recordCount(of: $1) }
+            self.removed = removed
+            count = entries.reduce(2 * removed.count) { $0 + Self.recordCount(of: $1) }
         }
 
         /// `records(of: entry).count`, without making them.
@@ -22,7 +25,14 @@ extension DownloadJournal {
         }
 
         func makeIterator() -> some IteratorProtocol<Record> {
-            entries.lazy.flatMap(Self.records(of:)).makeIterator()
+            var removed = removed.lazy.flatMap(Self.records(ofRemoved:)).makeIterator()
+            var kept = entries.lazy.flatMap(Self.records(of:)).makeIterator()
+            return AnyIterator { removed.next() ?? kept.next() }
+        }
+
+        /// The records that say `entry` was removed (its `.part` nobody's).
+        static func records(ofRemoved entry: Entry) -> [Record] {
+            [.add(entry.id, url: entry.url, name: entry.name, checksum: nil), Record(op: .remove, id: entry.id)]
         }
 
         /// The records that say everything `entry` says.

@@ -13,6 +13,9 @@ import Foundation
 ///     {"op":"url","id":1,"url":"https://…"}                      the item's new URL (replaceURL, a refresh)
 ///     {"op":"remove","id":1}
 ///
+/// A compacted journal keeps a removed item (its `add`, then its `remove`) while its `.part`s may
+/// still be on disk: the next manager unlinks them.
+///
 /// Records only ever append, one `write` each: a killed process loses none it wrote. With `.system`
 /// durability `add` and `finishing` are synced to disk (adds before `add` returns, `finishing`
 /// before the file is renamed) and `done` grouped in the background; the rest ride along. A line
@@ -173,9 +176,13 @@ enum DownloadJournal {
         }
     }
 
-    /// The records that say everything `entries` say, after a header: a compacted journal.
-    static func compacted(_ entries: [Entry], nextID: UInt64) -> (header: Header, records: Compacted) {
-        (Header(format: formatName, version: version, next: nextID), Compacted(entries))
+    /// The records that say everything `entries` say, after a header: a compacted journal. The
+    /// `removed` items whose `.part`s may still be on disk come first, each added and removed again: a
+    /// process that dies before it unlinks them leaves the next one their names to clean.
+    static func compacted(_ entries: [Entry], removed: [Entry] = [], nextID: UInt64)
+        -> (header: Header, records: Compacted)
+    {
+        (Header(format: formatName, version: version, next: nextID), Compacted(entries, removed: removed))
     }
 
     /// `header` (if any) and `records` as JSON lines, keys sorted (what `JSONEncoder` with

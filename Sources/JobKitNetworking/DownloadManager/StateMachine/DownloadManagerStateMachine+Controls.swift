@@ -82,6 +82,10 @@ extension DownloadManagerStateMachine {
         }
         leave(entry)
         items.remove(id)
+        if nameGuard.isHeld(entry.name) {
+            removedUncleaned[entry.name] = DownloadJournal.Entry(
+                id: id.rawValue, url: entry.url, name: entry.name, checksum: nil, status: .pending)
+        }
         journal.record(DownloadJournal.Record(op: .remove, id: id.rawValue))
         actions.writesJournal = true
         actions.wake(outbox.note(.removed(removed)))
@@ -93,6 +97,7 @@ extension DownloadManagerStateMachine {
     /// The unlinks of `names` (an `Actions.cleaning`) are done: what waited for them may start.
     mutating func cleaned(_ names: [String], now: UInt64) -> Actions {
         nameGuard.release(names)
+        for name in names where !nameGuard.isHeld(name) { removedUncleaned[name] = nil }
         var actions = Actions()
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))

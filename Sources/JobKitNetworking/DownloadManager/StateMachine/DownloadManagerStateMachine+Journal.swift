@@ -7,8 +7,11 @@ extension DownloadManagerStateMachine {
     /// Takes the records waiting to be written (or, when the journal has grown past twice its
     /// compacted size, the whole journal to write anew); nil when none wait.
     mutating func takeJournal() -> JournalWrite? {
-        let items = items
-        return journal.take { DownloadJournal.compacted(Self.journalEntries(of: items), nextID: items.nextID) }
+        let (items, removed) = (items, removedUncleaned)
+        return journal.take {
+            DownloadJournal.compacted(
+                Self.journalEntries(of: items), removed: Self.removedEntries(removed, of: items), nextID: items.nextID)
+        }
     }
 
     /// A write taken by `takeJournal` failed (a full disk): its records go back to the front, to be
@@ -19,7 +22,16 @@ extension DownloadManagerStateMachine {
 
     /// The journal that says everything the manager knows, in few records.
     mutating func compacted() -> JournalWrite {
-        journal.rewrite(DownloadJournal.compacted(journalEntries, nextID: items.nextID))
+        journal.rewrite(
+            DownloadJournal.compacted(
+                journalEntries, removed: Self.removedEntries(removedUncleaned, of: items), nextID: items.nextID))
+    }
+
+    /// The `removed` items whose name no item of `items` has again, in the order of their ids.
+    static func removedEntries(_ removed: [String: DownloadJournal.Entry], of items: ItemTable<Handle>)
+        -> [DownloadJournal.Entry]
+    {
+        removed.values.filter { items.id(named: $0.name) == nil }.sorted { $0.id < $1.id }
     }
 
     /// The items as the journal describes them.

@@ -77,6 +77,10 @@ struct DownloadManagerStateMachine<Handle> {
     var items = ItemTable<Handle>()
     var scheduler: HostScheduler
     var nameGuard = NameGuard()
+    /// Removed items whose files are still to be unlinked (their names held by `nameGuard`), by name:
+    /// a compacted journal keeps them, so that a process that dies before the unlinks leaves the next
+    /// one their `.part`s to clean (else nothing would name them).
+    var removedUncleaned: [String: DownloadJournal.Entry] = [:]
     var journal = JournalBuffer()
     /// Whose turn it is to write the journal, and what waits on its writes.
     var pen = JournalPen()

@@ -47,6 +47,36 @@ import Testing
         #expect(world.names == [DownloadJournal.fileName, "big.bin"].sorted())
     }
 
+    /// A process killed after it recorded a removal, before it unlinked the `.part` (the unlink
+    /// failed): the next manager removes that `.part`, but only once the journal that says the item is
+    /// gone is on the disk. Unlinked before, a power loss could keep the unlink and lose the record.
+    @Test func aRestartUnlinksARemovedItemsPartOnlyOnceTheRemovalIsOnTheDisk() async throws {
+        let world = MemoryDownloads(bytes: pattern(50_000), dropAt: 10_000)
+        let first = try await world.openDroppedOnce(durability: .system)
+        let id = try #require(first.items.first?.id)
+        world.disk.fail(.unlink, name: "big.bin.part", with: EIO)
+        try first.remove(id)
+        #expect(world.contents(of: "big.bin.part")?.count == 10_000)
+        world.disk.kill()
+        first.abandonForTesting()
+        let journal = DownloadJournal.fileName
+        let synced: @Sendable () -> DownloadJournal.Contents? = {
+            world.disk.durableContents(of: journal, in: world.folder.path).flatMap { try? DownloadJournal.parse($0) }
+        }
+        #expect(synced()?.entries.map(\.id) == [id.rawValue], "a removal's record is not synced by itself")
+
+        let seen = LockedBox<[[UInt64]?]>.make([])
+        let second = try world.open(durability: .system) { names in
+            guard names.contains("big.bin.part") else { return }
+            let entries = synced()?.entries.map(\.id)
+            seen.withLock { $0.append(entries) }
+        }
+        defer { second.close() }
+        #expect(seen.withLock { $0 } == [[]], "the journal on the disk says the item is gone")
+        #expect(second.items.isEmpty)
+        #expect(world.contents(of: "big.bin.part") == nil)
+    }
+
     /// A process killed mid-download: the next manager resumes the `.part` where it ends, with the
     /// validator, and the file is byte-exact.
     @Test func aKillMidDownloadResumesWhereThePartEnds() async throws {

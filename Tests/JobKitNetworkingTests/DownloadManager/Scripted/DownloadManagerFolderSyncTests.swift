@@ -59,4 +59,35 @@ import Testing
         #expect(second.items.map(\.id) == [id])
         #expect(second.items.map(\.url) == [world.url])
     }
+
+    /// A removal whose record the disk refused owes its unlinks; the close's rewrite then says the
+    /// item is gone, but its flush fails, so the unlinks stay undone. The rewritten journal still
+    /// names the removed item (added, then removed): the next manager removes its `.part`, which
+    /// nothing would name otherwise.
+    @Test func aRemovedItemsPartIsCleanedByTheNextManagerAfterACloseWhoseFlushFailed() async throws {
+        let world = MemoryDownloads(bytes: pattern(50_000), dropAt: 10_000)
+        let first = try await world.openDroppedOnce(durability: .system)
+        let id = try #require(first.items.first?.id)
+        try first.suspend(id)
+        first.close()
+        // Restored suspended: no run whose end would write the journal again.
+        let manager = try world.open(durability: .system)
+        #expect(manager.items.map(\.state) == [.suspended])
+        #expect(world.contents(of: "big.bin.part")?.count == 10_000)
+
+        world.disk.fail(.write, name: DownloadJournal.fileName, with: ENOSPC)
+        #expect(throws: DownloadManagerError.self) { try manager.remove(id) }
+        #expect(world.contents(of: "big.bin.part") != nil, "the unlink waits for the record")
+        world.disk.fail(.folderSync, name: world.folder.path, with: EIO)
+        manager.close()
+        #expect(world.contents(of: "big.bin.part") != nil, "nor is it done after a rewrite not flushed")
+        let journal = try DownloadJournal.parse(try #require(world.contents(of: DownloadJournal.fileName)))
+        #expect(journal.entries.isEmpty)
+        #expect(journal.leftovers == ["big.bin"])
+
+        let next = try world.open(durability: .system)
+        defer { next.close() }
+        #expect(next.items.isEmpty)
+        #expect(world.names.filter { $0.hasPrefix("big.bin") }.isEmpty)
+    }
 }

@@ -43,6 +43,42 @@ extension DownloadManagerStateMachineTests {
         #expect(compacted.map(\.op) == [.add, .done, .add, .state])
     }
 
+    /// A removed item whose `.part` is not unlinked yet stays in a compacted journal, added and removed:
+    /// a process that dies before the unlink (a failed write left it owed, a flush failed after the
+    /// rewrite) leaves the next one its name to clean; else the `.part` would be nobody's, for good.
+    @Test func aCompactedJournalKeepsARemovedItemUntilItsPartIsUnlinked() throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a"), request("b"), request("c")], to: &machine)
+        let generation = actions.starts[0].generation
+        // b waits; a runs (its `.part` goes now, and again when the run ends: it may write until then).
+        let removedB = try machine.remove(ids[1], deletingFile: false, now: 1)
+        #expect(removedB.unlinks == ["b.part", "b.part.meta"])
+        let removedA = try machine.remove(ids[0], deletingFile: false, now: 2)
+        #expect(removedA.unlinks == ["a.part", "a.part.meta"])
+        _ = machine.cleaned(removedA.cleaning, now: 2)
+        func compacted() -> [String] {
+            guard case .rewrite(_, let records) = machine.compacted() else { return ["not a rewrite"] }
+            return records.map { "\($0.op.rawValue) \($0.id)\($0.name.map { " " + $0 } ?? "")" }
+        }
+        #expect(compacted() == ["add 1 a", "remove 1", "add 2 b", "remove 2", "add 3 c"], "removed first, by id")
+        // A removed name that an item has again is that item's: no removal is kept for it.
+        let (again, _) = try add([request("b2", name: "b")], to: &machine)
+        #expect(compacted() == ["add 1 a", "remove 1", "add 3 c", "add 4 b"])
+        let removedAgain = try machine.remove(again[0], deletingFile: false, now: 3)
+        #expect(compacted() == ["add 1 a", "remove 1", "add 4 b", "remove 4", "add 3 c"])
+        // Both removals of b are cleaned; a's run has not ended.
+        _ = machine.cleaned(removedB.cleaning, now: 4)
+        #expect(compacted() == ["add 1 a", "remove 1", "add 4 b", "remove 4", "add 3 c"], "one hold of b is left")
+        _ = machine.cleaned(removedAgain.cleaning, now: 4)
+        #expect(compacted() == ["add 1 a", "remove 1", "add 3 c"])
+        let ended = machine.runEnded(ids[0], generation: generation, .cancelled, now: 5)
+        #expect(ended.unlinks == ["a.part", "a.part.meta"])
+        #expect(compacted() == ["add 1 a", "remove 1", "add 3 c"], "until the unlinks are done")
+        _ = machine.cleaned(ended.cleaning, now: 6)
+        #expect(compacted() == ["add 3 c"])
+        #expect(machine.removedUncleaned.isEmpty)
+    }
+
     /// A `finishing` record that did not end in `done` is overruled on disk before any `.part` goes:
     /// else a recovery could take a file somebody put under the name, of the same size, for the
     /// item's (found by the simulation, seed 1110958435: the user's file was then deleted).

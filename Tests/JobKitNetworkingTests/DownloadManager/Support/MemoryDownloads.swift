@@ -47,10 +47,12 @@ struct MemoryDownloads {
 
     /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`; restored
     /// items start unless `startsRestored` is false (they wait to be added again). With
-    /// `syncInterval`, a `.part` is flushed every that many bytes with `.system` durability.
+    /// `syncInterval`, a `.part` is flushed every that many bytes with `.system` durability;
+    /// `beforeUnlink` sees the names of each batch of unlinks before it is done.
     func open(
         durability: Durability = .process, retries: Bool = false, startsRestored: Bool = true,
-        syncInterval: Int64? = nil, log: UpdateLog = UpdateLog()
+        syncInterval: Int64? = nil, log: UpdateLog = UpdateLog(),
+        beforeUnlink: @escaping @Sendable ([String]) -> Void = { _ in }
     ) throws -> DownloadManager {
         var configuration = testConfiguration(
             log, retry: retries ? DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.seconds(10))) : .none)
@@ -60,6 +62,7 @@ struct MemoryDownloads {
         configuration.durability = durability
         configuration.startsRestoredItems = startsRestored
         if let syncInterval { configuration.testHooks.partSyncInterval = syncInterval }
+        configuration.testHooks.beforeUnlink = beforeUnlink
         return try DownloadManager(
             directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
