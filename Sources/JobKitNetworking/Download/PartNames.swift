@@ -22,7 +22,7 @@ struct PartNames: Equatable, Sendable {
             base = name
         } else {
             let digest = SHA256.hash(data: Data(name.utf8)).prefix(16)
-            base = ".jobkit-part-" + digest.map { String(format: "%02x", $0) }.joined()
+            base = ".jobkit-part-" + digest.hexString
         }
         part = base + ".part"
         metadata = part + ".meta"

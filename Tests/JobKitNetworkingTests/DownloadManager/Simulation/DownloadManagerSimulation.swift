@@ -798,8 +798,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
             return count
         }
-        if lines > 2 * (process.compactionThreshold + machine.journalEntries.count) + 64 {
-            throw violation("the journal has \(lines) lines for \(machine.journalEntries.count) items")
+        if lines > 2 * (process.compactionThreshold + machine.items.count) + 64 {
+            throw violation("the journal has \(lines) lines for \(machine.items.count) items")
         }
         if let mismatch = replay.mismatch(
             machine, journal: journal, facts: { disk.facts(of: $0, in: folder) },
