@@ -45,6 +45,9 @@ package final class ScriptedServer: Sendable {
     package init(_ handler: @escaping @Sendable (_ request: Request, _ index: Int) -> Reply) throws {
         self.handler = handler
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Not inherited by a child a test starts (a `jobkit` command): it would keep the port
+        // listening, unanswered, after this server closes it.
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -94,6 +97,7 @@ package final class ScriptedServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             // Linux does not pass O_NONBLOCK on to accepted sockets: the connection blocks, for at
             // most 5 s a read, and is served on this server's one queue (no thread per connection).
             var limit = timeval(tv_sec: 5, tv_usec: 0)

@@ -34,6 +34,7 @@ package final class RefusingPort: Sendable {
 
     package init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)  // a child a test starts keeps no copy of the port
         self.descriptor = descriptor
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -39,7 +39,7 @@ final class LineFIFO: Sendable {
         guard mkfifo(path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         // Read and write: a writer of its own, so that reading never sees an end before the child
         // opens it or after it dies (a read-only end would wake on the end, over and over).
-        let descriptor = open(path, O_RDWR | O_NONBLOCK)
+        let descriptor = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
             unlink(path)

@@ -19,6 +19,7 @@ struct RawSocket {
             descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)  // a child a test starts keeps no copy of the connection
         var time = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))

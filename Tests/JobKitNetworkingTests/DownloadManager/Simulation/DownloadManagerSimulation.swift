@@ -734,8 +734,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             throw violation("the completed file \(name) was lost or changed")
         }
         guard let machine else { return }
-        for id in machine.ids {
-            let item = machine.item(id, now: 0)
+        let ids = machine.ids
+        let items = ids.map { machine.item($0, now: 0) }
+        for (id, item) in zip(ids, items) {
             if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
             if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
             if let expected = item.progress.expected, expected > DownloadLimits.maximumLength {
@@ -772,14 +773,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         }
         // What a user reads: the items and totals the machine holds (every eighth move: a tenth of
         // the simulation's time after every one).
+        let totals = machine.totals(of: items, now: 0)
         if let manager, moves % 8 == 0 {
-            let items = manager.items
-            guard items.map(\.id) == machine.ids, items.allSatisfy({ manager.item($0.id)?.state == $0.state }),
-                items.map(\.state) == machine.ids.map({ machine.item($0, now: 0).state }),
-                manager.totals.received == machine.summary(now: 0).totals.received
+            let read = manager.items
+            guard read.map(\.id) == ids, read.allSatisfy({ manager.item($0.id)?.state == $0.state }),
+                read.map(\.state) == items.map(\.state), manager.totals.received == totals.received
             else { throw violation("items, item(_:) or totals disagree with the manager's state") }
         }
-        let totals = machine.summary(now: 0).totals
         if totals.received < 0 || totals.expected < 0 || totals.received > totals.expected
             || totals.receivedOfUnknownLength < 0 || !(0...1).contains(totals.fraction ?? 0)
         {

@@ -252,7 +252,7 @@ import Testing
 /// The largest length a file in `folder` can have (`ftruncate` refuses one byte more).
 private func largestFileSize(in folder: URL) throws -> Int64 {
     let path = folder.appendingPathComponent("probe").path
-    let descriptor = open(path, O_RDWR | O_CREAT, 0o600)
+    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else { throw POSIXError(.EIO) }
     defer {
         close(descriptor)
