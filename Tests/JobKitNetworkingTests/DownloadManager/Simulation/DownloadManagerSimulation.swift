@@ -94,8 +94,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var completed: [String: Data] = [:]
     /// Every id an `add` returned (or may have: one whose sync failed may be written).
     private var added: Set<ItemID> = []
-    /// Removed items, by id: once the journal on disk no longer has them, they never come back.
-    private var removing: [ItemID: String] = [:]
+    /// Removed items: once the journal on disk no longer has them, they never come back.
+    private var removing: Set<ItemID> = []
     private var removed: Set<ItemID> = []
     private var replay = JournalReplay()
     /// The journals read so far (every check reads it; most moves append a line or nothing).
@@ -360,7 +360,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 let deleting = random.chance(50)
                 let name = machine.item(id!, now: 0).name
                 note("remove \(id!.rawValue) deletingFile: \(deleting)")
-                removing[id!] = name
+                removing.insert(id!)
                 leftFiles.insert(name)
                 // Its file may go (or stay: what the name then holds is nobody's to check).
                 completed[name] = nil
@@ -400,7 +400,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             case 11 where random.chance(30):
                 let deleting = random.chance(50)
                 note("removeAll(deletingFiles: \(deleting))")
-                for id in ids { removing[id] = machine.item(id, now: 0).name }
+                removing.formUnion(ids)
                 leftFiles.formUnion(ids.map { machine.item($0, now: 0).name })
                 completed = [:]
                 manager.removeAll(deletingFiles: deleting)
@@ -614,8 +614,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func noteJournalOnDisk(afterPowerLoss: Bool = false) {
         let contents = journalOnDisk()
         let recorded = Set((contents?.entries ?? []).map(\.id))
-        for (id, _) in removing where !recorded.contains(id.rawValue) { removed.insert(id) }
-        removing = [:]
+        for id in removing where !recorded.contains(id.rawValue) { removed.insert(id) }
+        removing = []
         if afterPowerLoss {
             // A removal the power took back comes back; ids past the journal's next one are given again.
             removed = removed.filter { !recorded.contains($0.rawValue) && $0.rawValue < contents?.nextID ?? 0 }
