@@ -62,6 +62,15 @@ struct NameGuard {
         if let paths { afterEnd[generation] = .removePart(name: name, paths: paths) }
     }
 
+    /// The item of `name` is cancelled or removed: a run of the name stopped earlier (its item
+    /// suspended, or given a new URL) that has not ended removes `paths` when it ends, as a run
+    /// stopped by the cancel or removal does (it may write to the `.part` until then).
+    mutating func removePartAfterStoppedRuns(of name: String, _ paths: [String]) {
+        for (generation, stopped) in stopping where stopped == name && afterEnd[generation] == nil {
+            afterEnd[generation] = .removePart(name: name, paths: paths)
+        }
+    }
+
     /// Run `generation` of `name` is renaming its complete `.part` to the name as its item is removed:
     /// the run is left to end, and the name is held until then; its end removes the file when
     /// `deletingFile`, or the `.part` when the run did not get there.

@@ -50,6 +50,7 @@ extension DownloadManagerStateMachine {
         var actions = Actions()
         if case .running(let run) = entry.phase { stop(run, of: entry, removingPart: true, into: &actions) }
         actions.merge(transition(id, to: .cancelled, now: now))
+        nameGuard.removePartAfterStoppedRuns(of: entry.name, entry.partFiles)
         actions.merge(nameGuard.clean(entry.name, entry.partFiles))
         journal.record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
@@ -77,12 +78,23 @@ extension DownloadManagerStateMachine {
             if case .completed = entry.phase {
                 if deletingFile, entry.ownsFile { actions.merge(nameGuard.clean(entry.name, [entry.name])) }
             } else {
+                nameGuard.removePartAfterStoppedRuns(of: entry.name, entry.partFiles)
                 actions.merge(nameGuard.clean(entry.name, entry.partFiles))
             }
         }
         leave(entry)
         items.remove(id)
-        if nameGuard.isHeld(entry.name) {
+        // Kept for a compaction while its `.part` may be on disk: not a completed item's, nor one that
+        // has no bytes, no run and nothing else to clean (an item removed from a queue before it
+        // started).
+        let mayHavePart: Bool
+        switch entry.phase {
+        case .completed: mayHavePart = false
+        default:
+            mayHavePart =
+                entry.received > 0 || entry.runningGeneration != nil || nameGuard.holdCount(of: entry.name) > 1
+        }
+        if mayHavePart {
             removedUncleaned[entry.name] = DownloadJournal.Entry(
                 id: id.rawValue, url: entry.url, name: entry.name, checksum: nil, status: .pending)
         }

@@ -96,6 +96,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var added: Set<ItemID> = []
     /// Removed items: once the journal on disk no longer has them, they never come back.
     private var removing: Set<ItemID> = []
+    /// Items whose `.part` the manager threw away at some point (cancelled, or failed by their
+    /// checksum): unlinked later (a write that failed left the unlinks owed), it may be after a resume.
+    private var discarded: Set<UInt64> = []
     private var removed: Set<ItemID> = []
     private var replay = JournalReplay()
     /// The journals read so far (every check reads it; most moves append a line or nothing).
@@ -355,6 +358,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 try manager.resume(id!)
             case 6 where id != nil:
                 note("cancel \(id!.rawValue)")
+                discarded.insert(id!.rawValue)
                 try manager.cancel(id!)
             case 7 where id != nil:
                 let deleting = random.chance(50)
@@ -738,6 +742,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let items = ids.map { machine.item($0, now: 0) }
         for (id, item) in zip(ids, items) {
             if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
+            if case .failed(let failure) = item.state, failure.kind == .checksumMismatch {
+                discarded.insert(id.rawValue)
+            }
             if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
             if let expected = item.progress.expected, expected > DownloadLimits.maximumLength {
                 throw violation("\(item.name) expects \(expected) bytes, past the limit")
@@ -827,11 +834,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         }
         // A `.part` is its item's progress until a record says otherwise (a cancel, a removal, a
-        // failed checksum): one unlinked while the journal has its item waiting was announced by no
-        // record on disk.
+        // failed checksum): one unlinked while the journal has its item waiting, an item never
+        // cancelled nor failed by its checksum, was announced by no record on disk.
         for name in names {
             guard let item = sidecarOwners[name], PartNames(for: item).part == name,
-                let owner = metadata(PartNames(for: item).metadata)?.item,
+                let owner = metadata(PartNames(for: item).metadata)?.item, !discarded.contains(owner),
                 let entry = entries.first(where: { $0.id == owner })
             else { continue }
             switch entry.status {

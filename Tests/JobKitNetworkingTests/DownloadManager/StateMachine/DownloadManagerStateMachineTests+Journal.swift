@@ -47,10 +47,14 @@ extension DownloadManagerStateMachineTests {
     /// a process that dies before the unlink (a failed write left it owed, a flush failed after the
     /// rewrite) leaves the next one its name to clean; else the `.part` would be nobody's, for good.
     @Test func aCompactedJournalKeepsARemovedItemUntilItsPartIsUnlinked() throws {
-        var machine = machine(limit: 1)
+        var machine = machine(limit: 2)
         let (ids, actions) = try add([request("a"), request("b"), request("c")], to: &machine)
-        let generation = actions.starts[0].generation
-        // b waits; a runs (its `.part` goes now, and again when the run ends: it may write until then).
+        let (generation, b) = (actions.starts[0].generation, actions.starts[1].generation)
+        // b got bytes and was suspended (its run ended; c starts); a runs (its `.part` goes now, and
+        // again when the run ends: it may write until then).
+        _ = machine.received(ids[1], generation: b, count: 10, now: 1)
+        _ = try machine.suspend(ids[1], now: 1)
+        _ = machine.cleaned(machine.runEnded(ids[1], generation: b, .cancelled, now: 1).cleaning, now: 1)
         let removedB = try machine.remove(ids[1], deletingFile: false, now: 1)
         #expect(removedB.unlinks == ["b.part", "b.part.meta"])
         let removedA = try machine.remove(ids[0], deletingFile: false, now: 2)
@@ -77,6 +81,35 @@ extension DownloadManagerStateMachineTests {
         _ = machine.cleaned(ended.cleaning, now: 6)
         #expect(compacted() == ["add 3 c"])
         #expect(machine.removedUncleaned.isEmpty)
+    }
+
+    /// An item suspended (or given a new URL) and then removed while its stopped run has not ended:
+    /// the run may still write its `.part`, so its end removes the `.part` again, and the compacted
+    /// journal keeps the item until then. An item removed before it ever ran leaves nothing to keep.
+    @Test(arguments: ["suspend", "replaceURL", "cancel"])
+    func aRunStoppedBeforeItsItemWasRemovedRemovesThePartWhenItEnds(_ stop: String) throws {
+        var machine = machine(limit: 1)
+        let (ids, actions) = try add([request("a"), request("never")], to: &machine)
+        let generation = actions.starts[0].generation
+        _ = try machine.remove(ids[1], deletingFile: false, now: 1)
+        let stopped =
+            switch stop {
+            case "suspend": try machine.suspend(ids[0], now: 1)
+            case "replaceURL": try machine.replaceURL(ids[0], with: URL(string: "https://b.example/a")!, now: 1)
+            default: try machine.cancel(ids[0], now: 1)
+            }
+        let removed = try machine.remove(ids[0], deletingFile: false, now: 2)
+        #expect(removed.unlinks == ["a.part", "a.part.meta"])
+        _ = machine.cleaned(stopped.cleaning + removed.cleaning, now: 3)
+        func kept() -> [UInt64] {
+            guard case .rewrite(_, let records) = machine.compacted() else { return [] }
+            return records.filter { $0.op == .remove }.map(\.id)
+        }
+        #expect(kept() == [ids[0].rawValue], "the stopped run may still write a.part; never ran: nothing to keep")
+        let ended = machine.runEnded(ids[0], generation: generation, .cancelled, now: 5)
+        #expect(ended.unlinks == ["a.part", "a.part.meta"])
+        _ = machine.cleaned(ended.cleaning, now: 6)
+        #expect(kept().isEmpty)
     }
 
     /// A `finishing` record that did not end in `done` is overruled on disk before any `.part` goes:
