@@ -84,26 +84,25 @@ extension DownloadManagerStateMachine {
         }
         leave(entry)
         items.remove(id)
-        // Kept for a compaction while its `.part` may be on disk: not a completed item's, nor one that
-        // has no bytes, no run and nothing else to clean (an item removed from a queue before it
-        // started).
-        let mayHavePart: Bool
-        switch entry.phase {
-        case .completed: mayHavePart = false
-        default:
-            mayHavePart =
-                entry.received > 0 || entry.runningGeneration != nil || nameGuard.holdCount(of: entry.name) > 1
-        }
-        if mayHavePart {
-            removedUncleaned[entry.name] = DownloadJournal.Entry(
-                id: id.rawValue, url: entry.url, name: entry.name, checksum: nil, status: .pending)
-        }
+        keepForCompactions(entry)
         journal.record(DownloadJournal.Record(op: .remove, id: id.rawValue))
         actions.writesJournal = true
         actions.wake(outbox.note(.removed(removed)))
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
         return actions
+    }
+
+    /// A removed item is kept for the compactions while its `.part` may be on disk (its name held until
+    /// the unlinks are done): not a completed item's, nor one with no bytes, no run and nothing else to
+    /// clean under its name (an item removed from a queue before it started).
+    private mutating func keepForCompactions(_ entry: Entry) {
+        if case .completed = entry.phase { return }
+        guard nameGuard.isHeld(entry.name),
+            entry.received > 0 || entry.runningGeneration != nil || nameGuard.holdCount(of: entry.name) > 1
+        else { return }
+        removedUncleaned[entry.name] = DownloadJournal.Entry(
+            id: entry.id.rawValue, url: entry.url, name: entry.name, checksum: nil, status: .pending)
     }
 
     /// The unlinks of `names` (an `Actions.cleaning`) are done: what waited for them may start.
