@@ -8,10 +8,7 @@ extension DownloadManagerStateMachine {
     /// compacted size, the whole journal to write anew); nil when none wait.
     mutating func takeJournal() -> JournalWrite? {
         let (items, removed) = (items, removedUncleaned)
-        return journal.take {
-            DownloadJournal.compacted(
-                Self.journalEntries(of: items), removed: Self.removedEntries(removed, of: items), nextID: items.nextID)
-        }
+        return journal.take { Self.compaction(of: items, removed: removed) }
     }
 
     /// A write taken by `takeJournal` failed (a full disk): its records go back to the front, to be
@@ -22,16 +19,16 @@ extension DownloadManagerStateMachine {
 
     /// The journal that says everything the manager knows, in few records.
     mutating func compacted() -> JournalWrite {
-        journal.rewrite(
-            DownloadJournal.compacted(
-                journalEntries, removed: Self.removedEntries(removedUncleaned, of: items), nextID: items.nextID))
+        journal.rewrite(Self.compaction(of: items, removed: removedUncleaned))
     }
 
-    /// The `removed` items whose name no item of `items` has again, in the order of their ids.
-    static func removedEntries(_ removed: [String: DownloadJournal.Entry], of items: ItemTable<Handle>)
-        -> [DownloadJournal.Entry]
+    /// The compacted journal of `items`, with the `removed` items whose name no item has again (in
+    /// the order of their ids) kept before them.
+    private static func compaction(of items: ItemTable<Handle>, removed: [String: DownloadJournal.Entry])
+        -> (header: DownloadJournal.Header, records: DownloadJournal.Compacted)
     {
-        removed.values.filter { items.id(named: $0.name) == nil }.sorted { $0.id < $1.id }
+        let kept = removed.values.filter { items.id(named: $0.name) == nil }.sorted { $0.id < $1.id }
+        return DownloadJournal.compacted(journalEntries(of: items), removed: kept, nextID: items.nextID)
     }
 
     /// The items as the journal describes them.

@@ -52,12 +52,7 @@ import Testing
     /// gone is on the disk. Unlinked before, a power loss could keep the unlink and lose the record.
     @Test func aRestartUnlinksARemovedItemsPartOnlyOnceTheRemovalIsOnTheDisk() async throws {
         let world = MemoryDownloads(bytes: pattern(50_000), dropAt: 10_000)
-        let dropped = try await world.openDroppedOnce(durability: .system)
-        let id = try #require(dropped.items.first?.id)
-        try dropped.suspend(id)
-        dropped.close()
-        // Restored suspended: no run, whose end would unlink the `.part` once more.
-        let first = try world.open(durability: .system)
+        let (first, id) = try await world.openSuspendedWithPart(durability: .system)
         world.disk.fail(.unlink, name: "big.bin.part", with: EIO)
         try first.remove(id)
         #expect(world.contents(of: "big.bin.part")?.count == 10_000)

@@ -66,12 +66,7 @@ import Testing
     /// nothing would name otherwise.
     @Test func aRemovedItemsPartIsCleanedByTheNextManagerAfterACloseWhoseFlushFailed() async throws {
         let world = MemoryDownloads(bytes: pattern(50_000), dropAt: 10_000)
-        let first = try await world.openDroppedOnce(durability: .system)
-        let id = try #require(first.items.first?.id)
-        try first.suspend(id)
-        first.close()
-        // Restored suspended: no run whose end would write the journal again.
-        let manager = try world.open(durability: .system)
+        let (manager, id) = try await world.openSuspendedWithPart(durability: .system)
         #expect(manager.items.map(\.state) == [.suspended])
         #expect(world.contents(of: "big.bin.part")?.count == 10_000)
 

@@ -81,6 +81,18 @@ struct MemoryDownloads {
         return manager
     }
 
+    /// A manager whose item has the `.part` of a dropped first attempt, restored suspended by a new
+    /// manager: no run of it, whose end would write the journal or unlink the `.part` once more.
+    func openSuspendedWithPart(durability: Durability = .process) async throws
+        -> (DownloadManager, DownloadManager.ItemID)
+    {
+        let dropped = try await openDroppedOnce(durability: durability)
+        let id = try #require(dropped.items.first?.id)
+        try dropped.suspend(id)
+        dropped.close()
+        return (try open(durability: durability), id)
+    }
+
     /// The bytes of `name` in the manager's directory; nil when there is no such file.
     func contents(of name: String) -> Data? { disk.contents(of: name, in: folder.path) }
 
