@@ -55,9 +55,8 @@ import NIOSSL
 /// time the transfer holds the connection back itself (a speed limit's wait, a disk behind) does
 /// not count. The client's own read timeout, if any, counts every silence (a `DownloadManager`'s
 /// client has none).
-// AsyncHTTPClient runs the delegate's callbacks and the task's futures on the event loop the
-// transfer picked (every task of it, redirects too, is pinned there).
-// Safety: `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections`, `ended`,
+// Safety: AsyncHTTPClient runs the delegate's callbacks and the task's futures on the event loop
+// the transfer picked (every task of it, redirects too, is pinned there). `backlog`, `demand`, `throttled`, `sawHead`, `waitedForBusyConnections`, `ended`,
 // `request` (after the first `send`, which runs before any callback), `visited`, `nextRequest`,
 // `refusal`, `silence`, `silenceTimer`, `worksInline` and `performsInline` are touched only on
 // that event loop;
