@@ -28,7 +28,9 @@ package struct SlotQueue<Key: Hashable> {
 
     /// The live keys, first to last.
     package var keys: [Key] {
-        slots.elements.compactMap { isLive($0) ? $0.key : nil }
+        // With no stale slot (no key withdrawn or queued again since the last sweep), every one is live.
+        if slots.count == tickets.count { return slots.elements.map { $0.key } }
+        return slots.elements.compactMap { isLive($0) ? $0.key : nil }
     }
 
     /// Whether `key` is queued.

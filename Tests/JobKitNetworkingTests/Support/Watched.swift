@@ -40,20 +40,25 @@ final class Watched<Value: Sendable>: Sendable {
     /// Runs `body` with exclusive access to the value, then resumes every waiter whose condition the
     /// value now meets.
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        let (result, met) = try state.withLock { state in
+        var met: [CheckedContinuation<Bool, Never>] = []
+        let result = try state.withLock { state in
             let result = try body(&state.value)
-            guard !state.waiters.isEmpty else { return (result, [CheckedContinuation<Bool, Never>]()) }
-            var met: [CheckedContinuation<Bool, Never>] = []
+            guard !state.waiters.isEmpty else { return result }
             let value = state.value
             state.waiters.removeAll { waiter in
                 guard waiter.condition(value) else { return false }
                 met.append(waiter.continuation)
                 return true
             }
-            return (result, met)
+            return result
         }
         for continuation in met { continuation.resume(returning: true) }
         return result
+    }
+
+    /// What `body` reads of the value, under the lock (it changes nothing, so no waiter is checked).
+    func read<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
+        try state.withLock { try body($0.value) }
     }
 
     /// Suspends until `condition` holds for the value: checked at once, then after each `withLock`.

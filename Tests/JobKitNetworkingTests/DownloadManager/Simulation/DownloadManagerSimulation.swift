@@ -70,7 +70,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// schedules).
     private let root = "/simulated/downloads"
     private let subfolder: String?
-    private var folder: String { subfolder.map { root + "/" + $0 } ?? root }
+    private let folder: String
     private var server = SimulatedServer()
     private var process = Process(number: 0)
     /// Killed processes: their queues stay suspended until the schedule ends.
@@ -117,8 +117,12 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var replayed: [ItemID: DownloadManager.State] = [:]
     /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
     private var opened = 0
-    /// The `.part`s last found sound, by item name (most moves change none).
-    private var checkedParts: [String: Data] = [:]
+    /// The stamps (`MemoryFileSystem.stamp`) of the `.part`s last found sound, by item name, and of
+    /// the completed files last found whole: most moves change neither, and their bytes are not read.
+    private var checkedParts: [String: MemoryDisk.Stamp] = [:]
+    private var checkedCompleted: [String: MemoryDisk.Stamp] = [:]
+    /// The lines of the journal, as of its stamp.
+    private var journalLines: (stamp: MemoryDisk.Stamp?, count: Int)?
     /// Every name a request gave, and the item name each of their sidecars (`PartNames`) is for.
     private var requestedNames: Set<String> = []
     private var sidecarOwners: [String: String] = [:]
@@ -132,6 +136,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         perHost = random.chance(30) ? 1 : nil
         retries = random.chance(60)
         subfolder = random.chance(20) ? "sub/dir" : nil
+        folder = subfolder.map { "/simulated/downloads/" + $0 } ?? "/simulated/downloads"
         startsRestored = random.chance(80)
         overallLimit = random.chance(15) ? 3000 : nil
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
@@ -734,8 +739,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             default: break
             }
         }
-        for (name, bytes) in completed where disk.contents(of: name, in: folder) != bytes {
-            throw violation("the completed file \(name) was lost or changed")
+        for (name, bytes) in completed {
+            let stamp = disk.stamp(of: name, in: folder)
+            if stamp != nil, checkedCompleted[name] == stamp { continue }
+            guard disk.contents(of: name, in: folder) == bytes else {
+                throw violation("the completed file \(name) was lost or changed")
+            }
+            checkedCompleted[name] = stamp
         }
         guard let machine else { return }
         let ids = machine.ids
@@ -752,8 +762,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             // Every `.part` that is this item's (by its metadata; another item's, removed, waits to be
             // unlinked) is the start of one version of its resource, and no longer than its total.
             let parts = PartNames(for: item.name)
-            if foreign[parts.part] == nil, let part = disk.contents(of: parts.part, in: folder),
-                checkedParts[item.name] != part,
+            if foreign[parts.part] == nil, let stamp = disk.stamp(of: parts.part, in: folder),
+                checkedParts[item.name] != stamp, let part = disk.contents(of: parts.part, in: folder),
                 let metadata = metadata(parts.metadata), metadata.item == id.rawValue
             {
                 if let total = metadata.total, part.count > total {
@@ -763,7 +773,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                     throw violation(
                         "\(parts.part) (\(part.count) bytes) is not the start of any version of \(item.url)")
                 }
-                checkedParts[item.name] = part
+                checkedParts[item.name] = stamp
             }
             guard case .completed = item.state, completed[item.name] == nil, foreign[item.name] == nil else { continue }
             // Newly completed: one whole version of its resource, never a splice.
@@ -792,10 +802,30 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         {
             throw violation("totals out of bounds: \(totals)")
         }
-        let journal = disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data()
+        // Read only when it changed (its stamp), as most moves write a `.part` and no record.
+        let stamp = disk.stamp(of: DownloadJournal.fileName, in: folder)
+        let (disk, folder) = (disk, folder)
+        let journal = { disk.contents(of: DownloadJournal.fileName, in: folder) ?? Data() }
+        if journalLines?.stamp != stamp { journalLines = (stamp, Self.lines(in: journal())) }
         // Bounded: compacted once the records since its last whole write outnumber its items and the
         // threshold (what one write appends past that, a batch or a `removeAll`, is a few lines).
-        let lines = journal.withUnsafeBytes { bytes -> Int in
+        let lines = journalLines!.count
+        if lines > 2 * (process.compactionThreshold + machine.items.count) + 64 {
+            throw violation("the journal has \(lines) lines for \(machine.items.count) items")
+        }
+        if let mismatch = replay.mismatch(
+            machine, stamp: stamp, journal: journal, facts: { disk.facts(of: $0, in: folder) },
+            parsed: { journals.contents(of: $0) })
+        {
+            throw violation(
+                mismatch + "\njournal:\n" + String(decoding: journal(), as: UTF8.self) + "\nlive: "
+                    + "\(machine.journalEntries.map { "\($0.id) \($0.name) \($0.status)" })")
+        }
+    }
+
+    /// How many lines `journal` has.
+    private static func lines(in journal: Data) -> Int {
+        journal.withUnsafeBytes { bytes -> Int in
             guard var next = bytes.baseAddress else { return 0 }
             let end = next + bytes.count
             var count = 0
@@ -804,17 +834,6 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 next = UnsafeRawPointer(newline) + 1
             }
             return count
-        }
-        if lines > 2 * (process.compactionThreshold + machine.items.count) + 64 {
-            throw violation("the journal has \(lines) lines for \(machine.items.count) items")
-        }
-        if let mismatch = replay.mismatch(
-            machine, journal: journal, facts: { disk.facts(of: $0, in: folder) },
-            parsed: { journals.contents(of: $0) })
-        {
-            throw violation(
-                mismatch + "\njournal:\n" + String(decoding: journal, as: UTF8.self) + "\nlive: "
-                    + "\(machine.journalEntries.map { "\($0.id) \($0.name) \($0.status)" })")
         }
     }
 

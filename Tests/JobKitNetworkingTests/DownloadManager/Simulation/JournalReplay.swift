@@ -9,28 +9,55 @@ import Foundation
 ///
 /// Incrementally: the replay is a function of the journal (with what is queued), the live entries
 /// and the facts of their files, so a step that changed none of them (most steps write a `.part`)
-/// is not replayed again, for the cost of a comparison; the journal is read by the simulation's
-/// `ParsedJournal`, which reads only what was appended since. It judges as `JournalRecovery` does:
-/// the records parsed, each status against the disk (`JournalRecovery.status`).
+/// is not replayed again, for the cost of a comparison: of the journal's stamp
+/// (`MemoryFileSystem.stamp`), not its bytes, which are read only when something changed — by the
+/// simulation's `ParsedJournal`, which reads only what was appended since. It judges as
+/// `JournalRecovery` does: the records parsed, each status against the disk (`JournalRecovery.status`).
 struct JournalReplay {
     /// What the last replay that agreed was of.
     private struct Input: Equatable {
-        var journal: Data
+        var journal: MemoryDisk.Stamp?
+        var waiting: Waiting?
         var entries: [DownloadJournal.Entry]
         var facts: [FileFacts]
     }
 
+    /// The records the machine has not written yet (`JournalBuffer.Write`, compared).
+    private enum Waiting: Equatable {
+        case append([DownloadJournal.Record])
+        case rewrite(DownloadJournal.Header, [DownloadJournal.Entry], removed: [DownloadJournal.Entry])
+
+        init?(_ write: JournalBuffer.Write?) {
+            switch write {
+            case .append(let records)?: self = .append(records)
+            case .rewrite(let header, let compacted)?:
+                self = .rewrite(header, compacted.entries, removed: compacted.removed)
+            case nil: return nil
+            }
+        }
+    }
+
     private var agreed: Input?
 
-    /// Nil when `journal` (the bytes on the disk), with the records `machine` has not handed out yet,
-    /// replays to `machine`'s items, judged against the files `facts` tells of; else what differs.
-    /// `parsed` reads a journal (the simulation's `ParsedJournal`, which reads only what was appended).
+    /// Nil when the journal on the disk (`stamp` tells which bytes it has; `journal` reads them), with
+    /// the records `machine` has not handed out yet, replays to `machine`'s items, judged against the
+    /// files `facts` tells of; else what differs. `parsed` reads a journal (the simulation's
+    /// `ParsedJournal`, which reads only what was appended).
     mutating func mismatch<Handle>(
-        _ machine: DownloadManagerStateMachine<Handle>, journal: Data, facts: (String) -> FileFacts,
-        parsed: (Data) -> DownloadJournal.Contents?
+        _ machine: DownloadManagerStateMachine<Handle>, stamp: MemoryDisk.Stamp?, journal: () -> Data,
+        facts: ([String]) -> [FileFacts], parsed: (Data) -> DownloadJournal.Contents?
     ) -> String? {
         var probe = machine
-        var journal = journal
+        let known = machine.journalEntries
+        // Of a `.part`, the recovery reads only whether it is there (its length is not compared).
+        let names = known.flatMap { [$0.name, PartNames(for: $0.name).part] }
+        let told = facts(names).enumerated().map { index, fact in
+            index % 2 == 0 || fact == .missing ? fact : .directory
+        }
+        let input = Input(journal: stamp, waiting: Waiting(probe.takeJournal()), entries: known, facts: told)
+        guard input != agreed else { return nil }
+        probe = machine
+        var journal = journal()
         // A torn end (a failed write whose lines could not be cut back off) is never appended to: the
         // manager's next write rewrites the journal whole (`JournalFile.isTorn`).
         if let last = journal.last, last != UInt8(ascii: "\n") { probe.journal.oweRewrite() }
@@ -39,15 +66,10 @@ struct JournalReplay {
         case .rewrite(let header, let records)?: journal = DownloadJournal.encode(header: header, records)
         case nil: break
         }
-        let known = machine.journalEntries
-        // Of a `.part`, the recovery reads only whether it is there (its length is not compared).
-        let told = known.flatMap { entry in
-            [facts(entry.name), facts(PartNames(for: entry.name).part) == .missing ? .missing : .directory]
-        }
-        let input = Input(journal: journal, entries: known, facts: told)
-        guard input != agreed else { return nil }
         guard let entries = parsed(journal)?.entries else { return "the journal does not read back" }
-        if let mismatch = Self.mismatch(entries, known, facts: facts) { return mismatch }
+        let read = entries.flatMap { [$0.name, PartNames(for: $0.name).part] }
+        let judged = Dictionary(zip(read, facts(read))) { first, _ in first }
+        if let mismatch = Self.mismatch(entries, known, facts: { judged[$0] ?? .missing }) { return mismatch }
         agreed = input
         return nil
     }

@@ -25,7 +25,9 @@ struct MemoryDisk: Sendable {
     }
 
     struct Inode: Sendable {
-        var data: [UInt8] = []
+        var data: [UInt8] = [] { didSet { version += 1 } }
+        /// Bumped by every change of `data`: with the inode's number, a stamp of its bytes.
+        private(set) var version = 0
         var durable: [UInt8] = []
         /// The open file (description) holding its `flock`.
         var lock: Int?
@@ -281,18 +283,18 @@ struct MemoryDisk: Sendable {
         _ id: Int, _ body: (inout Handle, inout Inode) -> Result<Value, POSIXError>
     ) -> Result<Value, POSIXError> {
         guard var handle = handles[id] else { return .failure(POSIXError(.EBADF)) }
-        var inode = inodes[handle.inode]!
-        defer {
-            handles[id] = handle
-            inodes[handle.inode] = inode
-        }
-        return body(&handle, &inode)
+        defer { handles[id] = handle }
+        // In place: a copy of the inode would copy its bytes on each write.
+        return body(&handle, &inodes[handle.inode]!)
     }
 
     /// The fault for `operation` on open file `id`, matched by the names the file has in `folder` now
     /// (a journal's compaction renames its new file over the journal), or the one it was opened under.
     mutating func fault(_ operation: MemoryFault.Operation, file id: Int, in folder: String) -> POSIXError? {
         guard let handle = handles[id] else { return POSIXError(.EBADF) }
+        guard faults.contains(where: { $0.operation == operation }) else {
+            return fault(operation, handle.name, in: folder).map { POSIXError(POSIXErrorCode(rawValue: $0)!) }
+        }
         let current = folders[folder]?.entries.filter { $0.value == .file(handle.inode) }.map(\.key) ?? []
         let name = current.first { name in faults.contains { $0.operation == operation && $0.name == name } }
         return fault(operation, name ?? handle.name, in: folder).map { POSIXError(POSIXErrorCode(rawValue: $0)!) }
@@ -315,6 +317,19 @@ struct MemoryDisk: Sendable {
     }
 
     // MARK: Inspection
+
+    /// Which bytes the file `name` in `folder` has (its inode and that inode's version): equal stamps,
+    /// equal bytes. Nil when there is no file under the name.
+    func stamp(of name: String, in folder: String) -> Stamp? {
+        guard case .file(let id)? = folders[folder]?.entries[name] else { return nil }
+        return Stamp(inode: id, version: inodes[id]!.version)
+    }
+
+    /// Which bytes a file has: its inode (never reused) and that inode's version.
+    struct Stamp: Equatable, Sendable {
+        var inode: Int
+        var version: Int
+    }
 
     func contents(of name: String, in folder: String) -> Data? {
         guard case .file(let id)? = folders[folder]?.entries[name] else { return nil }

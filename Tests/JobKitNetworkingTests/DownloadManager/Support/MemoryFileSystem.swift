@@ -62,12 +62,12 @@ final class MemoryFileSystem: DownloadFileSystem {
 
     /// Whether the boot identity can be read (default true): false makes every folder tell none.
     var bootIdentityReadable: Bool {
-        get { disk.withLock { $0.bootIdentityReadable } }
+        get { disk.read { $0.bootIdentityReadable } }
         set { disk.withLock { $0.bootIdentityReadable = newValue } }
     }
 
     /// The boot identity the folders tell now.
-    var bootIdentity: String? { disk.withLock { $0.bootIdentity } }
+    var bootIdentity: String? { disk.read { $0.bootIdentity } }
 
     /// The kernel writes back file bytes (`files`) and folder entries (`folders`) it holds.
     func writeBack(files: Bool = true, folders: Bool = true) {
@@ -118,7 +118,7 @@ final class MemoryFileSystem: DownloadFileSystem {
     func cancelCrash() { disk.withLock { $0.plannedCrash = nil } }
 
     /// A planned crash happened that `takeCrash()` has not taken.
-    var hasCrashed: Bool { disk.withLock { $0.crashed != nil } }
+    var hasCrashed: Bool { disk.read { $0.crashed != nil } }
 
     /// Whether a planned crash happened since the last call (a power loss or not, and the operation
     /// it came before), once.
@@ -130,7 +130,7 @@ final class MemoryFileSystem: DownloadFileSystem {
     }
 
     /// The faults that have not acted yet.
-    var pendingFaults: [MemoryFault] { disk.withLock { $0.faults } }
+    var pendingFaults: [MemoryFault] { disk.read { $0.faults } }
 
     // MARK: Contents
 
@@ -146,22 +146,32 @@ final class MemoryFileSystem: DownloadFileSystem {
 
     /// What is under `name` in the folder at `folder`.
     func facts(of name: String, in folder: String) -> FileFacts {
-        disk.withLock { $0.facts(name, in: folder) }
+        disk.read { $0.facts(name, in: folder) }
+    }
+
+    /// The facts of each of `names` in `folder`, read at once.
+    func facts(of names: [String], in folder: String) -> [FileFacts] {
+        disk.read { disk in names.map { disk.facts($0, in: folder) } }
     }
 
     /// The bytes of the file `name` in the folder at `folder`; nil when there is none.
     func contents(of name: String, in folder: String) -> Data? {
-        disk.withLock { $0.contents(of: name, in: folder) }
+        disk.read { $0.contents(of: name, in: folder) }
+    }
+
+    /// Which bytes the file `name` in `folder` has: equal stamps, equal bytes (nil: no file).
+    func stamp(of name: String, in folder: String) -> MemoryDisk.Stamp? {
+        disk.read { $0.stamp(of: name, in: folder) }
     }
 
     /// The bytes of `name` in `folder` that a power loss now would leave.
     func durableContents(of name: String, in folder: String) -> Data? {
-        disk.withLock { $0.durableContents(of: name, in: folder) }
+        disk.read { $0.durableContents(of: name, in: folder) }
     }
 
     /// The names in the folder at `folder`, sorted.
     func names(in folder: String) -> [String] {
-        disk.withLock { $0.names(in: folder) }
+        disk.read { $0.names(in: folder) }
     }
 
     // MARK: Waiting

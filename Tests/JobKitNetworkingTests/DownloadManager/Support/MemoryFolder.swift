@@ -98,6 +98,6 @@ final class MemoryFolder: DownloadFolder {
     }
 
     var bootIdentity: String? {
-        disk.withLock { $0.bootIdentity }
+        disk.read { $0.bootIdentity }
     }
 }
