@@ -207,8 +207,10 @@ enum DownloadSession {
     }
 
     /// The requests of `items` the manager can take, and the items refused: a name that the journal
-    /// (`byName`: its items when the command began) holds for another URL or checksum is refused, or (with `allowOverwrite`) its old item removed
-    /// from the journal (its file stays until the new one replaces it).
+    /// (`byName`: its items when the command began) holds for another URL or checksum is refused, or,
+    /// with `allowOverwrite`, taken: a completed item of the same checksum is downloaded again from the
+    /// new URL (`downloadAgain`: its file and record stay until the new file replaces them), any other
+    /// is removed from the journal first (a completed file stays until the new one replaces it).
     ///
     /// The journal's item is this one, not another, when only the URL's query differs and the item is
     /// unfinished (a refreshed signed URL: the item takes the new URL, and resumes its `.part` when the
@@ -258,7 +260,15 @@ enum DownloadSession {
                         continue
                     }
                     do {
-                        try manager.remove(holder.id)
+                        // A completed file of the same checksum is downloaded again: it and its record
+                        // stay until the new file replaces them (a failed download leaves them as they
+                        // were). Anything else is removed first: an unfinished `.part` is no file, and
+                        // another checksum is another item.
+                        if holder.state == .completed && holder.checksum == checksum {
+                            try manager.downloadAgain(holder.id, from: item.url)
+                        } else {
+                            try manager.remove(holder.id)
+                        }
                     } catch {
                         refused.append((item, CommandLineError.describe(error)))
                         continue

@@ -31,6 +31,29 @@ extension DownloadManager {
         try control { machine, now throws(DownloadManagerError) in try machine.replaceURL(id, with: url, now: now) }
     }
 
+    /// Downloads a completed item again, from `url` (the same URL, or another: a new version, a
+    /// mirror), replacing its file once the new one is complete — what `jobkit download
+    /// --allow-overwrite` does to a completed download of another URL under the same name.
+    ///
+    /// The old file stays under the name until the new one takes it, and the journal keeps the item
+    /// completed, from its old URL, until then: a download that fails or is cancelled shows so while
+    /// this manager runs, and the next manager (after a close or a crash) restores the item completed,
+    /// with its file, as it was. An item that is not completed has no file to keep: it takes the URL
+    /// as `replaceURL` gives it (its `.part` resumes only when the server's validator proves the same
+    /// bytes) and, when suspended, failed or cancelled, is queued again. The item keeps its id, name
+    /// and checksum (a different checksum is another download: remove the item and add it).
+    ///
+    /// ```swift
+    /// try manager.downloadAgain(id, from: newVersionURL)
+    /// ```
+    ///
+    /// - Throws: `DownloadManagerError.unknownItem`, `.closed`, `.unsupportedURL` or `.invalidURL`
+    ///   for a URL that is not http(s) with a host; `.cannotUseDirectory` when the journal cannot be
+    ///   written (an item that was not completed: the change holds in memory).
+    public func downloadAgain(_ id: ItemID, from url: URL) throws(DownloadManagerError) {
+        try control { machine, now throws(DownloadManagerError) in try machine.downloadAgain(id, from: url, now: now) }
+    }
+
     /// A run ended with `failure`: when it is a 401, 403 or 410 and a refresher is configured (and
     /// may be asked for this run), asks it, and returns true: the run's end is reported once it
     /// answers. False: report the end now.

@@ -116,6 +116,28 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1200, seed: 2))
     }
 
+    @Test func anOverwriteThatFailsLeavesTheCompletedFileAndItsItem() async throws {
+        let server = try ScriptedServer { request, _ in
+            request.path == "/v1/app.tgz" ? .respond(200, body: pattern(1000, seed: 1)) : .respond(404)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        let v1 = server.url("v1/app.tgz").absoluteString
+        #expect(try await download(["-o", folder.path, v1]).status == 0)
+
+        let failed = try await download([
+            "-o", folder.path, "--allow-overwrite", server.url("v2/app.tgz").absoluteString,
+        ])
+
+        #expect(failed.status == 1, "\(failed.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1000, seed: 1))
+        // The journal still has the completed download of v1: asked again, it is not fetched again.
+        let again = try await download(["-o", folder.path, v1])
+        #expect(again.status == 0, "\(again.output)")
+        #expect(server.requests.map(\.path) == ["/v1/app.tgz", "/v2/app.tgz"])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1000, seed: 1))
+    }
+
     @Test func anEarlierRunsLeftoversNeitherRunNorHoldTheCommandUp() async throws {
         let server = try ScriptedServer { request, _ in
             request.path == "/slow.bin" ? .waiting(for: Gate(), then: .respond(200)) : .respond(200, body: pattern(50))

@@ -14,7 +14,9 @@ import Foundation
 ///     {"op":"remove","id":1}
 ///
 /// A compacted journal keeps a removed item (its `add`, then its `remove`) while its `.part`s may
-/// still be on disk: the next manager unlinks them.
+/// still be on disk: the next manager unlinks them. A completed item downloaded again
+/// (`downloadAgain`) gets no record until its new file is about to take the name: then its `url`,
+/// then its `finishing` (a completed item's `.part` is a leftover).
 ///
 /// Records only ever append, one `write` each: a killed process loses none it wrote. With `.system`
 /// durability `add` and `finishing` are synced to disk (adds before `add` returns, `finishing`

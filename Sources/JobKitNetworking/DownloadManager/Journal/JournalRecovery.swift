@@ -43,6 +43,12 @@ struct JournalRecovery: Equatable {
                 unlinks += parts.all
                 continue
             }
+            // A completed item resumes no `.part`: one beside it is what a download of it again
+            // (`downloadAgain`) left when the process stopped.
+            if case .completed = status, case .file = part {
+                unlinks += parts.all
+                continue
+            }
             if case .file(let size) = part { partLengths[entry.id] = size }
             // What a process killed while writing metadata or finalizing leaves: nothing reads it
             // (a half-written `.tmp`; the metadata of a `.part` that is gone), and no run has started.

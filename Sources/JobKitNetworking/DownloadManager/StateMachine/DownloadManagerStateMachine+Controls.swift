@@ -17,7 +17,7 @@ extension DownloadManagerStateMachine {
         var actions = Actions()
         if case .running(let run) = entry.phase { stop(run, of: entry, removingPart: false, into: &actions) }
         actions.merge(transition(id, to: .suspended, now: now))
-        journal.record(.state(id.rawValue, .suspended))
+        record(.state(id.rawValue, .suspended))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -52,7 +52,7 @@ extension DownloadManagerStateMachine {
         actions.merge(transition(id, to: .cancelled, now: now))
         nameGuard.removePartAfterStoppedRuns(of: entry.name, entry.partFiles)
         actions.merge(nameGuard.clean(entry.name, entry.partFiles))
-        journal.record(.state(id.rawValue, .cancelled))
+        record(.state(id.rawValue, .cancelled))
         actions.writesJournal = true
         claimStarts(now: now, into: &actions)
         actions.merge(checkDrain(now: now))
@@ -79,13 +79,15 @@ extension DownloadManagerStateMachine {
                 if deletingFile, entry.ownsFile { actions.merge(nameGuard.clean(entry.name, [entry.name])) }
             } else {
                 nameGuard.removePartAfterStoppedRuns(of: entry.name, entry.partFiles)
-                actions.merge(nameGuard.clean(entry.name, entry.partFiles))
+                // Downloaded again: its old file is the manager's, as a completed item's is.
+                let file = deletingFile && entry.previous != nil && entry.ownsFile ? [entry.name] : []
+                actions.merge(nameGuard.clean(entry.name, entry.partFiles + file))
             }
         }
         leave(entry)
         items.remove(id)
         keepForCompactions(entry)
-        journal.record(DownloadJournal.Record(op: .remove, id: id.rawValue))
+        record(DownloadJournal.Record(op: .remove, id: id.rawValue))
         actions.writesJournal = true
         actions.wake(outbox.note(.removed(removed)))
         claimStarts(now: now, into: &actions)

@@ -40,7 +40,7 @@ extension DownloadManagerStateMachine {
         /// Where it is fetched from: `replaceURL` and the `urlRefresher` change it.
         var url: URL
         let name: String
-        /// The URL's `host:port`, for the per-host limit.
+        /// The `host:port` it was last queued under (its URL's then): its queue slot and its run count there.
         var host: String
         let checksum: Checksum?
         var phase: Phase
@@ -65,6 +65,16 @@ extension DownloadManagerStateMachine {
         /// Its current run started from a URL the refresher gave, and no response has filled its
         /// `.part` since: a refusal now fails the item without asking the refresher again.
         var runsRefreshedURL = false
+        /// The completed download it replaces (`downloadAgain`): what the journal says of it until its
+        /// new file is about to take the name (its `finishing` record, after the new URL's).
+        var previous: Previous?
+
+        struct Previous: Equatable {
+            /// The URL the completed file came from.
+            var url: URL
+            /// The completed file's size.
+            var size: Int64
+        }
 
         /// The generation of its run, when it is running.
         var runningGeneration: UInt64? {

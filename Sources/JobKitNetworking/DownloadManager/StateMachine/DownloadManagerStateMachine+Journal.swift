@@ -37,6 +37,12 @@ extension DownloadManagerStateMachine {
     static func journalEntries(of items: ItemTable<Handle>) -> [DownloadJournal.Entry] {
         items.ids.compactMap { id in
             guard let entry = items[id] else { return nil }
+            // Downloaded again: completed from its old URL until the new file takes the name.
+            if let previous = entry.previous {
+                return DownloadJournal.Entry(
+                    id: id.rawValue, url: previous.url, name: entry.name, checksum: entry.checksum,
+                    status: .completed(size: previous.size), ownsFile: entry.ownsFile)
+            }
             let status: DownloadJournal.Entry.Status
             switch entry.phase {
             case .pending, .running, .held:

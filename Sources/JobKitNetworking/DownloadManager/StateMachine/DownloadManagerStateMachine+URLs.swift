@@ -26,16 +26,60 @@ extension DownloadManagerStateMachine {
         if restarts { leave(entry) }
         items.update(id) {
             $0.url = url
-            $0.host = Self.host(of: url)
             $0.runsRefreshedURL = false
             if restarts { $0.meter.reset() }
         }
         if restarts { enqueue(id) }
-        journal.record(.url(id.rawValue, url))
+        record(.url(id.rawValue, url))
         actions.writesJournal = true
         actions.wake(outbox.note(.changed(item(id, now: now))))
         claimStarts(now: now, into: &actions)
         return actions
+    }
+
+    /// Downloads the completed item `id` again, from `url`: it is queued again, and its new file
+    /// replaces the old one once complete. Until then its records wait (`record`): the journal keeps
+    /// it completed, from its old URL, so a download that fails, is cancelled or is cut short by a
+    /// crash leaves the next manager the item as it was. An item that is not completed has no file to
+    /// keep: it takes the URL (`replaceURL`) and, when stopped, is queued again.
+    mutating func downloadAgain(_ id: ItemID, from url: URL, now: UInt64) throws(DownloadManagerError) -> Actions {
+        guard let entry = items[id] else { throw .unknownItem(id) }
+        guard !isClosed else { throw .closed }
+        try Self.checkDownloadable(url)
+        guard case .completed(let size) = entry.phase else {
+            var actions = try replaceURL(id, with: url, now: now)
+            actions.merge(requeue(id, now: now))
+            claimStarts(now: now, into: &actions)
+            return actions
+        }
+        items.update(id) {
+            $0.previous = Entry.Previous(url: $0.url, size: size)
+            $0.url = url
+            $0.replacesFile = true
+            $0.runsRefreshedURL = false
+            $0.received = 0
+            $0.expected = nil
+        }
+        enqueue(id)
+        var actions = Actions()
+        actions.wake(outbox.note(.changed(item(id, now: now))))
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Records `record` for the journal, unless its item replaces a completed download
+    /// (`Entry.previous`): the journal keeps that item completed, from its old URL, until its new file
+    /// is about to take the name — its `finishing` record, written after the new URL's — or it is
+    /// removed.
+    mutating func record(_ record: DownloadJournal.Record) {
+        let id = ItemID(rawValue: record.id)
+        guard let entry = items[id], entry.previous != nil, record.op != .remove else {
+            return journal.record(record)
+        }
+        guard record.op == .finishing else { return }
+        items.update(id) { $0.previous = nil }
+        journal.record(.url(record.id, entry.url))
+        journal.record(record)
     }
 
     /// Whether run `generation`'s refusal (401, 403, 410) may be taken to the URL refresher: it is
@@ -87,12 +131,11 @@ extension DownloadManagerStateMachine {
         leave(entry)
         items.update(id) {
             $0.url = url
-            $0.host = Self.host(of: url)
             $0.runsRefreshedURL = true
             $0.meter.reset()
         }
         enqueue(id)
-        journal.record(.url(id.rawValue, url))
+        record(.url(id.rawValue, url))
         actions.writesJournal = true
         actions.wake(outbox.note(.changed(item(id, now: now))))
         claimStarts(now: now, into: &actions)

@@ -193,7 +193,7 @@ struct DownloadManagerStateMachine<Handle> {
             $0.ownsFile = true
             $0.finishingSize = size
         }
-        journal.record(DownloadJournal.Record(op: .finishing, id: id.rawValue, size: size))
+        record(DownloadJournal.Record(op: .finishing, id: id.rawValue, size: size))
         return true
     }
 
@@ -209,19 +209,19 @@ struct DownloadManagerStateMachine<Handle> {
                 $0.expected = size
             }
             actions.merge(transition(id, to: .completed(size: size), now: now))
-            journal.record(DownloadJournal.Record(op: .done, id: id.rawValue, size: size))
+            record(DownloadJournal.Record(op: .done, id: id.rawValue, size: size))
             actions.writesJournal = true
             actions.syncsJournal = true
         case .failed(let failure):
             actions.merge(transition(id, to: .failed(failure), now: now))
-            journal.record(.state(id.rawValue, .failed(failure)))
+            record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
             overrulesFinishing(entry)
             if failure.kind == .checksumMismatch { actions.merge(nameGuard.clean(entry.name, entry.partFiles)) }
         case .cancelled:
             let failure = ItemError(kind: .other, message: "the download of \(entry.url.redactedString) was cancelled")
             actions.merge(transition(id, to: .failed(failure), now: now))
-            journal.record(.state(id.rawValue, .failed(failure)))
+            record(.state(id.rawValue, .failed(failure)))
             actions.writesJournal = true
             overrulesFinishing(entry)
         }
@@ -342,7 +342,7 @@ struct DownloadManagerStateMachine<Handle> {
         // Queued again by a caller: its next refusal may ask the URL refresher again.
         items.update(id) { $0.runsRefreshedURL = false }
         enqueue(id)
-        journal.record(.state(id.rawValue, .pending))
+        record(.state(id.rawValue, .pending))
         actions.writesJournal = true
         actions.wake(outbox.note(.changed(item(id, now: now))))
         return actions
@@ -350,9 +350,15 @@ struct DownloadManagerStateMachine<Handle> {
 
     /// Makes an item pending at the back of its host's queue.
     mutating func enqueue(_ id: ItemID) {
-        guard let host = items[id]?.host else { return }
+        guard let url = items[id]?.url else { return }
+        // The host of its URL now: one given since (`replaceURL`) counts from here, while the slot a
+        // run still holds is given back under the host it was taken for (`leave`).
+        let host = Self.host(of: url)
         let ticket = scheduler.enqueue(id, host: host)
-        items.update(id) { $0.phase = .pending(ticket: ticket) }
+        items.update(id) {
+            $0.host = host
+            $0.phase = .pending(ticket: ticket)
+        }
         hasActivity = true
     }
 

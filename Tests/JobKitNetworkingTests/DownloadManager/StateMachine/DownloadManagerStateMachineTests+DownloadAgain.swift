@@ -1,0 +1,111 @@
+import Foundation
+import JobKitTestSupport
+import Testing
+
+@testable import JobKitNetworking
+
+/// `downloadAgain` in the state machine alone: the journal keeps the item completed, from its old URL,
+/// until the new file is about to take its name.
+extension DownloadManagerStateMachineTests {
+    /// A machine whose one item (from `https://a.example/a`) completed with 10 bytes, its records taken.
+    private func completedItem() throws -> (Machine, ItemID) {
+        var machine = machine(limit: 1)
+        let (ids, added) = try add([request("a", name: "a.bin")], to: &machine)
+        let generation = added.starts[0].generation
+        let finishes = machine.finishing(ids[0], generation: generation, size: 10)
+        #expect(finishes)
+        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 1)
+        _ = machine.takeJournal()
+        return (machine, ids[0])
+    }
+
+    /// The records `machine` hands out to append (nil: none; a rewrite is recorded as an issue).
+    private func appended(_ machine: inout Machine) -> [DownloadJournal.Record]? {
+        switch machine.takeJournal() {
+        case nil: return nil
+        case .append(let records)?: return records
+        case .rewrite?:
+            Issue.record("a rewrite, not an append")
+            return nil
+        }
+    }
+
+    private func journaled(_ machine: Machine) -> [String] {
+        machine.journalEntries.map { "\($0.url.absoluteString) \($0.status)" }
+    }
+
+    @Test func aCompletedItemDownloadedAgainKeepsItsRecordUntilItsNewFileIsAboutToTakeTheName() throws {
+        var (machine, id) = try completedItem()
+        let new = URL(string: "https://b.example/a2")!
+
+        let again = try machine.downloadAgain(id, from: new, now: 2)
+
+        #expect(again.starts.map(\.url) == [new])
+        #expect(again.starts.first?.replacesFile == true, "the new file replaces the old one")
+        let none = appended(&machine)
+        #expect(none == nil)
+        #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"])
+        #expect(machine.item(id, now: 2).url == new)
+        // Its failure, a suspension and a resume stay off the journal.
+        let failure = DownloadManager.ItemError(kind: .httpStatus, message: "HTTP 500", status: 500)
+        _ = machine.runEnded(id, generation: again.starts[0].generation, .failed(failure), now: 3)
+        #expect(states(machine) == ["failed"])
+        _ = try machine.suspend(id, now: 4)
+        let resumed = try machine.resume(id, now: 5)
+        let stillNone = appended(&machine)
+        #expect(stillNone == nil)
+        #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"], "what a compaction writes")
+
+        // The new file is about to take the name: its URL first, then `finishing`.
+        let generation = try #require(resumed.starts.first?.generation)
+        let finishes = machine.finishing(id, generation: generation, size: 20)
+        #expect(finishes)
+        let finishing = appended(&machine)
+        #expect(
+            finishing == [.url(id.rawValue, new), DownloadJournal.Record(op: .finishing, id: id.rawValue, size: 20)])
+        _ = machine.runEnded(id, generation: generation, .completed, now: 7)
+        #expect(journaled(machine) == ["https://b.example/a2 completed(size: 20)"])
+    }
+
+    @Test func aCancelledOrRemovedDownloadAgainIsJournaledAsTheCompletedItemOrItsRemoval() throws {
+        var (machine, id) = try completedItem()
+        _ = try machine.downloadAgain(id, from: URL(string: "https://b.example/a2")!, now: 2)
+        _ = try machine.cancel(id, now: 3)
+        let cancelled = appended(&machine)
+        #expect(cancelled == nil)
+        #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"])
+        _ = try machine.remove(id, deletingFile: false, now: 4)
+        let removed = appended(&machine)
+        #expect(removed == [DownloadJournal.Record(op: .remove, id: id.rawValue)])
+    }
+
+    @Test func anItemNotCompletedDownloadedAgainTakesTheURLAndIsQueuedAgain() throws {
+        var machine = machine(limit: 1)
+        let (ids, _) = try add([request("a", name: "a.bin"), request("b", name: "b.bin")], to: &machine)
+        _ = try machine.suspend(ids[1], now: 1)
+        let new = URL(string: "https://b.example/b2")!
+
+        _ = try machine.downloadAgain(ids[1], from: new, now: 2)
+
+        let records = appended(&machine)
+        #expect(records?.suffix(2) == [.url(ids[1].rawValue, new), .state(ids[1].rawValue, .pending)])
+        #expect(states(machine) == ["running", "pending"])
+        #expect(machine.item(ids[1], now: 2).url == new)
+        #expect(machine.scheduler.queued(for: "b.example") == [ids[1]])
+    }
+
+    @Test func aFinalizingItemGivenAURLOnAnotherHostGivesItsSlotBackWhereItTookIt() throws {
+        var machine = machine(limit: 2, perHost: 1)
+        let (ids, added) = try add([request("a"), request("b", host: "b.example")], to: &machine)
+        let generation = added.starts[0].generation
+        let finishes = machine.finishing(ids[0], generation: generation, size: 10)
+        #expect(finishes)
+
+        _ = try machine.replaceURL(ids[0], with: URL(string: "https://b.example/a")!, now: 1)
+        _ = machine.runEnded(ids[0], generation: generation, .completed, now: 2)
+
+        #expect(machine.scheduler.running(on: "a.example") == 0)
+        #expect(machine.scheduler.running(on: "b.example") == 1)
+        #expect(states(machine) == ["completed", "running"])
+    }
+}
