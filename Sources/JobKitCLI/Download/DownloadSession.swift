@@ -121,7 +121,7 @@ enum DownloadSession {
         // the batches before it stay in the journal, and the next run goes on with them.
         for first in stride(from: 0, to: items.count, by: addBatch) {
             let batch = items[first..<min(first + addBatch, items.count)]
-            var (requests, refused) = admit(batch, byName: byName, to: manager, allowOverwrite: allowOverwrite)
+            var (requests, refused, again) = admit(batch, byName: byName, to: manager, allowOverwrite: allowOverwrite)
             for index in requests.indices where requests[index].maxBytesPerSecond == nil {
                 requests[index].maxBytesPerSecond = network.itemLimit
             }
@@ -133,7 +133,7 @@ enum DownloadSession {
             let ids = try manager.add(contentsOf: requests)
             runIDs.formUnion(ids)
             for id in ids {
-                if completedBefore.contains(id) { outcome.alreadyComplete.insert(id) }
+                if completedBefore.contains(id) && !again.contains(id) { outcome.alreadyComplete.insert(id) }
                 // The command names them: one an app left suspended in the journal runs too.
                 if manager.item(id)?.state == .suspended { try manager.resume(id) }
             }
@@ -208,9 +208,9 @@ enum DownloadSession {
 
     /// The requests of `items` the manager can take, and the items refused: a name that the journal
     /// (`byName`: its items when the command began) holds for another URL or checksum is refused, or,
-    /// with `allowOverwrite`, taken: a completed item of the same checksum is downloaded again from the
-    /// new URL (`downloadAgain`: its file and record stay until the new file replaces them), any other
-    /// is removed from the journal first (a completed file stays until the new one replaces it).
+    /// with `allowOverwrite`, taken: a completed item of the same checksum is downloaded again by the
+    /// request (`again`: its file and record stay until the new file replaces them), any other is
+    /// removed from the journal first (a completed file stays until the new one replaces it).
     ///
     /// The journal's item is this one, not another, when only the URL's query differs and the item is
     /// unfinished (a refreshed signed URL: the item takes the new URL, and resumes its `.part` when the
@@ -221,9 +221,12 @@ enum DownloadSession {
     private static func admit(
         _ items: ArraySlice<DownloadPlan.Item>, byName: [String: DownloadManager.Item], to manager: DownloadManager,
         allowOverwrite: Bool
-    ) -> (requests: [DownloadManager.Request], refused: [(DownloadPlan.Item, String)]) {
+    ) -> (
+        requests: [DownloadManager.Request], refused: [(DownloadPlan.Item, String)], again: Set<DownloadManager.ItemID>
+    ) {
         var requests: [DownloadManager.Request] = []
         var refused: [(DownloadPlan.Item, String)] = []
+        var again = Set<DownloadManager.ItemID>()
         for item in items {
             // The check `add` makes, item by item: a port beyond 65535 fails its item only.
             if let problem = DownloadURLCheck.problem(with: item.url) {
@@ -259,19 +262,19 @@ enum DownloadSession {
                         refused.append((item, taken(item.name, by: holder, url: item.url, checksum: checksum)))
                         continue
                     }
-                    do {
-                        // A completed file of the same checksum is downloaded again: it and its record
-                        // stay until the new file replaces them (a failed download leaves them as they
-                        // were). Anything else is removed first: an unfinished `.part` is no file, and
-                        // another checksum is another item.
-                        if holder.state == .completed && holder.checksum == checksum {
-                            try manager.downloadAgain(holder.id, from: item.url)
-                        } else {
+                    // A completed file of the same checksum is downloaded again by the request
+                    // (`replacesExistingFile`, `downloadAgain`): it and its record stay until the new
+                    // file replaces them. Anything else is removed first: an unfinished `.part` is no
+                    // file, and another checksum is another item.
+                    if holder.state == .completed && holder.checksum == checksum {
+                        again.insert(holder.id)
+                    } else {
+                        do {
                             try manager.remove(holder.id)
+                        } catch {
+                            refused.append((item, CommandLineError.describe(error)))
+                            continue
                         }
-                    } catch {
-                        refused.append((item, CommandLineError.describe(error)))
-                        continue
                     }
                 }
             }
@@ -281,7 +284,7 @@ enum DownloadSession {
                     headers: item.headers, maxBytesPerSecond: item.maxBytesPerSecond,
                     connections: item.connections ?? 0))
         }
-        return (requests, refused)
+        return (requests, refused, again)
     }
 
     /// Whether `old` and `new` name the same file: equal but for their query (and fragment).

@@ -32,12 +32,14 @@ extension DownloadManager {
         }
     }
 
-    /// Whether `remove(_:deletingFile:)` may unlink item `id`'s file: not when it is completed and its
-    /// file no longer has the size it was downloaded with — changed since, it is the user's now (as
+    /// Whether `remove(_:deletingFile:)` may unlink item `id`'s file: not when it is completed (or
+    /// downloaded again, its old file still under the name) and its file no longer has the size it was downloaded with — changed since, it is the user's now (as
     /// `JournalRecovery` judges it on a restore) and is never removed. Read outside the lock.
     func mayDeleteFile(of id: ItemID) -> Bool {
         let completed = state.withLock { machine -> (name: String, size: Int64)? in
-            guard machine.ids.contains(id) else { return nil }
+            guard let entry = machine.items[id] else { return nil }
+            // Downloaded again: its file is the completed one until the new file takes the name.
+            if let previous = entry.previous, !previous.announced { return (entry.name, previous.size) }
             let item = machine.item(id, now: 0)
             guard case .completed = item.state, let size = item.progress.expected else { return nil }
             return (item.name, size)

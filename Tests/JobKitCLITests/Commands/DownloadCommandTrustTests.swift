@@ -138,6 +138,25 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1000, seed: 1))
     }
 
+    @Test func anOverwriteOfACompletedFileSendsItsHeadersAndCountsAsADownload() async throws {
+        let server = try ScriptedServer { request, _ in
+            guard request.path == "/v2/app.tgz" else { return .respond(200, body: pattern(1000, seed: 1)) }
+            return request.headers["authorization"] == "Bearer t"
+                ? .respond(200, body: pattern(1200, seed: 2)) : .respond(401)
+        }
+        defer { server.stop() }
+        let folder = try scratchFolder()
+        #expect(try await download(["-o", folder.path, server.url("v1/app.tgz").absoluteString]).status == 0)
+        let list = folder.appendingPathComponent("list.txt")
+        try Data("\(server.url("v2/app.tgz").absoluteString)\n  header=Authorization: Bearer t\n".utf8).write(to: list)
+
+        let replaced = try await download(["-o", folder.path, "--allow-overwrite", "-i", list.path])
+
+        #expect(replaced.status == 0, "\(replaced.output)")
+        #expect(!replaced.output.contains("already complete"), "\(replaced.output)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("app.tgz")) == pattern(1200, seed: 2))
+    }
+
     @Test func anEarlierRunsLeftoversNeitherRunNorHoldTheCommandUp() async throws {
         let server = try ScriptedServer { request, _ in
             request.path == "/slow.bin" ? .waiting(for: Gate(), then: .respond(200)) : .respond(200, body: pattern(50))

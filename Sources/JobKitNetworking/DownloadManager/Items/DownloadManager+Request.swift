@@ -13,7 +13,10 @@ extension DownloadManager {
         /// False (the default): a file or folder under the name, when the item starts or when it
         /// appears while it runs, fails the item as `fileInTheWay` and is left exactly as it is.
         /// Not kept in the journal: an item restored by a new manager never replaces a file, unless
-        /// it is added again with this set.
+        /// it is added again with this set. A completed item under the name, of another URL and the
+        /// same checksum, is downloaded again from this request's URL (`downloadAgain`: its file and
+        /// its record stay until the new file replaces them) instead of taking the name as
+        /// `nameTaken`; its id is the one `add` returns.
         public var replacesExistingFile: Bool
         /// Headers sent with every request of the item: the first, each retry and each resume (also
         /// from a URL that `replaceURL` or the `urlRefresher` gave). Each is validated when it is made

@@ -25,10 +25,17 @@ extension DownloadManagerStateMachine {
             let headers = request.headers
             let connections = request.effectiveConnections
             if let entry = items.entry(named: name) {
-                guard entry.url == request.url, entry.checksum == request.checksum else {
+                if entry.url == request.url, entry.checksum == request.checksum {
+                    prepared.append(
+                        .existing(entry.id, replacing: replacing, headers: headers, connections: connections))
+                    continue
+                }
+                // A completed file of another URL that the request may replace (aria2's
+                // `--allow-overwrite`): downloaded again, its record kept until the new file has the name.
+                guard replacing, entry.checksum == request.checksum, case .completed = entry.phase else {
                     throw .nameTaken(name, by: entry.id)
                 }
-                prepared.append(.existing(entry.id, replacing: replacing, headers: headers, connections: connections))
+                prepared.append(.again(entry.id, url: request.url, headers: headers, connections: connections))
                 continue
             }
             if let earlier = batch[name] {
@@ -88,6 +95,13 @@ extension DownloadManagerStateMachine {
                 enqueue(id)
                 actions.wake(outbox.note(.changed(self.item(id, now: now))))
                 ids.append(id)
+            case .again(let id, let url, let headers, let connections):
+                ids.append(id)
+                items.update(id) {
+                    $0.headers = headers
+                    $0.connections = connections
+                }
+                actions.merge(fetchAgain(id, from: url, now: now))
             case .existing(let id, let replacing, let headers, let connections):
                 ids.append(id)
                 guard let entry = items[id] else { continue }

@@ -66,7 +66,8 @@ extension DownloadManagerStateMachine {
         /// `.part` since: a refusal now fails the item without asking the refresher again.
         var runsRefreshedURL = false
         /// The completed download it replaces (`downloadAgain`): what the journal says of it until its
-        /// new file is about to take the name (its `finishing` record, after the new URL's).
+        /// new file is about to take the name (its `finishing` record, after the new URL's), and again
+        /// if that fails; gone once the new file has the name.
         var previous: Previous?
 
         struct Previous: Equatable {
@@ -74,6 +75,9 @@ extension DownloadManagerStateMachine {
             var url: URL
             /// The completed file's size.
             var size: Int64
+            /// The journal has the new URL and `finishing` (a failure now writes the old file's
+            /// record back: `record`).
+            var announced = false
         }
 
         /// The generation of its run, when it is running.
@@ -112,6 +116,9 @@ extension DownloadManagerStateMachine {
         /// The same URL, name and checksum as an item the manager has: it takes these headers and
         /// connections.
         case existing(ItemID, replacing: Bool, headers: [DownloadManager.Header], connections: Int = 1)
+        /// A completed item of the name and checksum, from another URL, that the request replaces
+        /// (`replacesExistingFile`): downloaded again from `url` (`downloadAgain`).
+        case again(ItemID, url: URL, headers: [DownloadManager.Header], connections: Int = 1)
 
         /// A new item (the journal records it).
         var isNew: Bool {

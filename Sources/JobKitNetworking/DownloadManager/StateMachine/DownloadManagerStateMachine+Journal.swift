@@ -38,7 +38,7 @@ extension DownloadManagerStateMachine {
         items.ids.compactMap { id in
             guard let entry = items[id] else { return nil }
             // Downloaded again: completed from its old URL until the new file takes the name.
-            if let previous = entry.previous {
+            if let previous = entry.previous, !previous.announced {
                 return DownloadJournal.Entry(
                     id: id.rawValue, url: previous.url, name: entry.name, checksum: entry.checksum,
                     status: .completed(size: previous.size), ownsFile: entry.ownsFile)

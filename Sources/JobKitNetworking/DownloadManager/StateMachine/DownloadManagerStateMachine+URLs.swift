@@ -46,12 +46,23 @@ extension DownloadManagerStateMachine {
         guard let entry = items[id] else { throw .unknownItem(id) }
         guard !isClosed else { throw .closed }
         try Self.checkDownloadable(url)
-        guard case .completed(let size) = entry.phase else {
-            var actions = try replaceURL(id, with: url, now: now)
+        var actions: Actions
+        if case .completed = entry.phase {
+            actions = fetchAgain(id, from: url, now: now)
+        } else {
+            // Its file is already taking its name: left to finish (the new URL would label old bytes).
+            guard !isFinalizing(entry) else { return Actions() }
+            actions = try replaceURL(id, with: url, now: now)
             actions.merge(requeue(id, now: now))
-            claimStarts(now: now, into: &actions)
-            return actions
         }
+        claimStarts(now: now, into: &actions)
+        return actions
+    }
+
+    /// Queues the completed item `id` again, from `url`, its new file to replace the old one; the
+    /// journal keeps it completed until then (`record`). Nothing for an item not completed.
+    mutating func fetchAgain(_ id: ItemID, from url: URL, now: UInt64) -> Actions {
+        guard case .completed(let size) = items[id]?.phase else { return Actions() }
         items.update(id) {
             $0.previous = Entry.Previous(url: $0.url, size: size)
             $0.url = url
@@ -63,23 +74,33 @@ extension DownloadManagerStateMachine {
         enqueue(id)
         var actions = Actions()
         actions.wake(outbox.note(.changed(item(id, now: now))))
-        claimStarts(now: now, into: &actions)
         return actions
     }
 
     /// Records `record` for the journal, unless its item replaces a completed download
     /// (`Entry.previous`): the journal keeps that item completed, from its old URL, until its new file
     /// is about to take the name — its `finishing` record, written after the new URL's — or it is
-    /// removed.
+    /// removed. A failure after that (the rename's, the journal's) writes the old file's record back:
+    /// its URL and `done`.
     mutating func record(_ record: DownloadJournal.Record) {
         let id = ItemID(rawValue: record.id)
-        guard let entry = items[id], entry.previous != nil, record.op != .remove else {
+        guard let entry = items[id], let previous = entry.previous, record.op != .remove else {
             return journal.record(record)
         }
-        guard record.op == .finishing else { return }
-        items.update(id) { $0.previous = nil }
-        journal.record(.url(record.id, entry.url))
-        journal.record(record)
+        switch record.op {
+        case .finishing:
+            items.update(id) { $0.previous?.announced = true }
+            journal.record(.url(record.id, entry.url))
+            journal.record(record)
+        case .done:
+            items.update(id) { $0.previous = nil }
+            journal.record(record)
+        case .state where previous.announced:
+            items.update(id) { $0.previous?.announced = false }
+            journal.record(.url(record.id, previous.url))
+            journal.record(DownloadJournal.Record(op: .done, id: record.id, size: previous.size))
+        default: break
+        }
     }
 
     /// Whether run `generation`'s refusal (401, 403, 410) may be taken to the URL refresher: it is

@@ -346,7 +346,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                     let ids = try manager.add(contentsOf: requests)
                     added.formUnion(ids)
                     removed.subtract(ids)
-                    for request in requests where request.replacesExistingFile { replacing.insert(request.name!) }
+                    for request in requests where request.replacesExistingFile {
+                        // A completed item of the name may be downloaded again (`downloadAgain`).
+                        replacing.insert(request.name!)
+                        completed[request.name!] = nil
+                    }
                     note("  -> \(ids.map(\.rawValue))")
                 } catch {
                     if disk.pendingFaults.count != faults {

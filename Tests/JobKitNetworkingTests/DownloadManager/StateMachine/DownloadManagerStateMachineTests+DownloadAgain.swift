@@ -67,6 +67,45 @@ extension DownloadManagerStateMachineTests {
         #expect(journaled(machine) == ["https://b.example/a2 completed(size: 20)"])
     }
 
+    @Test func aFailureAfterTheNewFilesFinishingRecordWritesTheOldFilesRecordBack() throws {
+        var (machine, id) = try completedItem()
+        let new = URL(string: "https://b.example/a2")!
+        let again = try machine.downloadAgain(id, from: new, now: 2)
+        let generation = again.starts[0].generation
+        let finishes = machine.finishing(id, generation: generation, size: 20)
+        #expect(finishes)
+        #expect(journaled(machine) == ["https://b.example/a2 finishing(size: 20)"])
+        _ = appended(&machine)
+
+        // The rename (or the journal's sync before it) failed: the old file is still under the name.
+        let failure = DownloadManager.ItemError(kind: .other, message: "rename failed")
+        _ = machine.runEnded(id, generation: generation, .failed(failure), now: 3)
+
+        let records = appended(&machine)
+        #expect(
+            records == [
+                .url(id.rawValue, URL(string: "https://a.example/a")!), .init(op: .done, id: id.rawValue, size: 10),
+            ])
+        #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"])
+        #expect(states(machine) == ["failed"])
+    }
+
+    @Test func anAddThatReplacesACompletedFileOfAnotherURLDownloadsItAgainWithItsHeaders() throws {
+        var (machine, id) = try completedItem()
+        let header = try DownloadManager.Header("Authorization", "Bearer t")
+        var request = DownloadManager.Request(
+            url: URL(string: "https://b.example/a2")!, name: "a.bin", replacesExistingFile: true, headers: [header])
+
+        let (ids, added) = try add([request], to: &machine, now: 2)
+
+        #expect(ids == [id])
+        #expect(added.starts.map(\.headers) == [[header]])
+        #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"])
+        request.replacesExistingFile = false
+        request.url = URL(string: "https://c.example/a3")!
+        #expect(throws: DownloadManagerError.nameTaken("a.bin", by: id)) { try machine.prepare([request]) }
+    }
+
     @Test func aCancelledOrRemovedDownloadAgainIsJournaledAsTheCompletedItemOrItsRemoval() throws {
         var (machine, id) = try completedItem()
         _ = try machine.downloadAgain(id, from: URL(string: "https://b.example/a2")!, now: 2)
