@@ -10,13 +10,15 @@ import Foundation
 ///     {"op":"state","id":1,"state":"failed","kind":"http-status","reason":"HTTP 404 …","status":404}
 ///     {"op":"finishing","id":1,"size":1048576}                   the .part is about to take the name
 ///     {"op":"done","id":1,"size":1048576}                        the file is complete under its name
+///     (`finishing` and `done` may carry the "url" the file came from: a completed item downloaded again)
 ///     {"op":"url","id":1,"url":"https://…"}                      the item's new URL (replaceURL, a refresh)
 ///     {"op":"remove","id":1}
 ///
 /// A compacted journal keeps a removed item (its `add`, then its `remove`) while its `.part`s may
 /// still be on disk: the next manager unlinks them. A completed item downloaded again
-/// (`downloadAgain`) gets no record until its new file is about to take the name: then its `url`,
-/// then its `finishing` (a completed item's `.part` is a leftover).
+/// (`downloadAgain`) gets no record until its new file is about to take the name: its `finishing`,
+/// with the new URL (and, should that fail, `done` with the old file's size and URL); a completed
+/// item's `.part` is a leftover.
 ///
 /// Records only ever append, one `write` each: a killed process loses none it wrote. With `.system`
 /// durability `add` and `finishing` are synced to disk (adds before `add` returns, `finishing`
@@ -118,6 +120,13 @@ enum DownloadJournal {
                 guard var entry = entries[record.id], let size = record.size else { return .ignored }
                 guard (0...DownloadLimits.maximumLength).contains(size) else {
                     return .refused("size \(size) of item \(record.id) is out of range")
+                }
+                // The URL of the file under the name, when it changed with it (`downloadAgain`).
+                if let text = record.url {
+                    guard let url = Self.downloadableURL(text) else {
+                        return .refused("the URL of item \(record.id)'s file is not http(s): '\(shown(text))'")
+                    }
+                    entry.url = url
                 }
                 entry.status = record.op == .done ? .completed(size: size) : .finishing(size: size)
                 entry.ownsFile = true

@@ -79,26 +79,27 @@ extension DownloadManagerStateMachine {
 
     /// Records `record` for the journal, unless its item replaces a completed download
     /// (`Entry.previous`): the journal keeps that item completed, from its old URL, until its new file
-    /// is about to take the name — its `finishing` record, written after the new URL's — or it is
-    /// removed. A failure after that (the rename's, the journal's) writes the old file's record back:
-    /// its URL and `done`.
+    /// is about to take the name — its `finishing` record, which carries the new URL (one line: no
+    /// crash lands between the two) — or it is removed. A failure after that (the rename's, the
+    /// journal's) writes the old file's record back: `done` with its size and URL.
     mutating func record(_ record: DownloadJournal.Record) {
         let id = ItemID(rawValue: record.id)
         guard let entry = items[id], let previous = entry.previous, record.op != .remove else {
             return journal.record(record)
         }
+        var record = record
         switch record.op {
         case .finishing:
             items.update(id) { $0.previous?.announced = true }
-            journal.record(.url(record.id, entry.url))
+            record.url = entry.url.absoluteString
             journal.record(record)
         case .done:
             items.update(id) { $0.previous = nil }
             journal.record(record)
         case .state where previous.announced:
             items.update(id) { $0.previous?.announced = false }
-            journal.record(.url(record.id, previous.url))
-            journal.record(DownloadJournal.Record(op: .done, id: record.id, size: previous.size))
+            journal.record(
+                DownloadJournal.Record(op: .done, id: record.id, url: previous.url.absoluteString, size: previous.size))
         default: break
         }
     }

@@ -205,4 +205,20 @@ import Testing
         #expect(contents.entries.count == entries.count)
         #expect(contents.entries == entries, "the journal read back says what it was given")
     }
+
+    @Test func aFinishingOrDoneRecordWithAURLGivesTheItemThatURL() throws {
+        let lines = [
+            #"{"format":"jobkit-downloads","next":3,"version":1}"#,
+            #"{"id":1,"name":"a.bin","op":"add","url":"https://a.example/a"}"#,
+            #"{"id":1,"op":"done","size":10}"#,
+            #"{"id":1,"op":"finishing","size":20,"url":"https://b.example/a2"}"#,
+            #"{"id":2,"name":"b.bin","op":"add","url":"https://a.example/b"}"#,
+            #"{"id":2,"op":"done","size":5,"url":"file:///etc/passwd"}"#,
+        ]
+        let contents = try DownloadJournal.parse(Data((lines.joined(separator: "\n") + "\n").utf8))
+
+        #expect(contents.entries.map(\.url.absoluteString) == ["https://b.example/a2", "https://a.example/b"])
+        #expect(contents.entries.map(\.status) == [.finishing(size: 20), .pending])
+        #expect(contents.problems.count == 1, "the record with a URL that is not http(s) is refused")
+    }
 }

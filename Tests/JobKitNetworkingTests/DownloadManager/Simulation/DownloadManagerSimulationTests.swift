@@ -74,6 +74,14 @@ import Testing
         for (_, violation) in violations.prefix(3) { Issue.record("\(violation)") }
     }
 
+    @Test func theServersContentIsItsByteFormulaEightBytesAtATime() {
+        for (url, version) in [("http://h0.example/f0.bin", 1), ("http://h1.example/f3.bin", 7)] {
+            let content = SimulatedServer.content(url, version: version, length: 2_061)
+            let hash = url.utf8.reduce(UInt64(version) &* 0x100_0000_01B3) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+            #expect(content == (0..<2_061).map { SimulatedServer.byte($0, of: hash) })
+        }
+    }
+
     private static func simulate(worker: Int, of workers: Int, stop: Locked<Bool>) -> Tally {
         var tally = Tally()
         for index in stride(from: worker, to: max(schedules, 0), by: workers) {

@@ -38,6 +38,15 @@ struct JournalReplay {
     }
 
     private var agreed: Input?
+    /// `PartNames(for:).part` of the names seen (made once: every check asks for each item's).
+    private var parts: [String: String] = [:]
+
+    private mutating func part(of name: String) -> String {
+        if let part = parts[name] { return part }
+        let part = PartNames(for: name).part
+        parts[name] = part
+        return part
+    }
 
     /// Nil when the journal on the disk (`stamp` tells which bytes it has; `journal` reads them), with
     /// the records `machine` has not handed out yet, replays to `machine`'s items, judged against the
@@ -50,10 +59,14 @@ struct JournalReplay {
         var probe = machine
         let known = machine.journalEntries
         // Of a `.part`, the recovery reads only whether it is there (its length is not compared).
-        let names = known.flatMap { [$0.name, PartNames(for: $0.name).part] }
-        let told = facts(names).enumerated().map { index, fact in
-            index % 2 == 0 || fact == .missing ? fact : .directory
+        var names: [String] = []
+        names.reserveCapacity(2 * known.count)
+        for entry in known {
+            names.append(entry.name)
+            names.append(part(of: entry.name))
         }
+        var told = facts(names)
+        for index in stride(from: 1, to: told.count, by: 2) where told[index] != .missing { told[index] = .directory }
         let input = Input(journal: stamp, waiting: Waiting(probe.takeJournal()), entries: known, facts: told)
         guard input != agreed else { return nil }
         probe = machine

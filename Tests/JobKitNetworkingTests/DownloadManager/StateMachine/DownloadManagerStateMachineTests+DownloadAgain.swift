@@ -56,13 +56,14 @@ extension DownloadManagerStateMachineTests {
         #expect(stillNone == nil)
         #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"], "what a compaction writes")
 
-        // The new file is about to take the name: its URL first, then `finishing`.
+        // The new file is about to take the name: `finishing`, with its URL.
         let generation = try #require(resumed.starts.first?.generation)
         let finishes = machine.finishing(id, generation: generation, size: 20)
         #expect(finishes)
         let finishing = appended(&machine)
         #expect(
-            finishing == [.url(id.rawValue, new), DownloadJournal.Record(op: .finishing, id: id.rawValue, size: 20)])
+            finishing == [DownloadJournal.Record(op: .finishing, id: id.rawValue, url: new.absoluteString, size: 20)],
+            "one line: no crash lands between the new URL and its finishing")
         _ = machine.runEnded(id, generation: generation, .completed, now: 7)
         #expect(journaled(machine) == ["https://b.example/a2 completed(size: 20)"])
     }
@@ -82,10 +83,7 @@ extension DownloadManagerStateMachineTests {
         _ = machine.runEnded(id, generation: generation, .failed(failure), now: 3)
 
         let records = appended(&machine)
-        #expect(
-            records == [
-                .url(id.rawValue, URL(string: "https://a.example/a")!), .init(op: .done, id: id.rawValue, size: 10),
-            ])
+        #expect(records == [.init(op: .done, id: id.rawValue, url: "https://a.example/a", size: 10)])
         #expect(journaled(machine) == ["https://a.example/a completed(size: 10)"])
         #expect(states(machine) == ["failed"])
     }
