@@ -81,6 +81,10 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private let startsRestored: Bool
     private let overallLimit: Int64?
     private let urls: [URL]
+    /// The names a fault may act on: the journal's, and the sidecars of the names the URLs give.
+    private let faultable: [String]
+    /// `PartNames` of the items' names, made once (every check asks for each item's).
+    private var partNames: [String: PartNames] = [:]
     private var log: [String] = []
     private(set) var kills = 0
     private(set) var powerLosses = 0
@@ -140,6 +144,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         startsRestored = random.chance(80)
         overallLimit = random.chance(15) ? 3000 : nil
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
+        faultable =
+            [DownloadJournal.fileName, DownloadJournal.fileName + ".tmp"]
+            + urls.flatMap { url in PartNames(for: url.lastPathComponent).all + PartNames(for: Self.longName(url)).all }
         for url in urls {
             server.add(url.absoluteString, length: random.int(0...9000), hasETag: random.chance(70))
         }
@@ -499,9 +506,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     }
 
     private func fault() {
-        let names =
-            [DownloadJournal.fileName, DownloadJournal.fileName + ".tmp"]
-            + urls.flatMap { url in PartNames(for: url.lastPathComponent).all + PartNames(for: Self.longName(url)).all }
+        let names = faultable
         let operation = random.pick([
             MemoryFault.Operation.write, .sync, .open, .rename, .truncate, .unlink, .folderSync,
         ])
@@ -777,7 +782,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
             // Every `.part` that is this item's (by its metadata; another item's, removed, waits to be
             // unlinked) is the start of one version of its resource, and no longer than its total.
-            let parts = PartNames(for: item.name)
+            let parts = partNames[item.name] ?? PartNames(for: item.name)
+            partNames[item.name] = parts
             if foreign[parts.part] == nil, let stamp = disk.stamp(of: parts.part, in: folder),
                 checkedParts[item.name] != stamp, let part = disk.contents(of: parts.part, in: folder),
                 let metadata = metadata(parts.metadata), metadata.item == id.rawValue
