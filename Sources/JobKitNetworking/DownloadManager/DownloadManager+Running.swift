@@ -220,7 +220,24 @@ extension DownloadManager {
             outcome = .failed(failure)
         }
         DownloadLog.ended(start, outcome, logger: configuration.logger)
-        perform(state.withLock { $0.runEnded(start.id, generation: start.generation, outcome, now: now()) })
+        let lost = failsAfterReplacingTheOldFile(start, outcome)
+        perform(
+            state.withLock {
+                if lost { $0.oldFileLost(start.id, generation: start.generation) }
+                return $0.runEnded(start.id, generation: start.generation, outcome, now: now())
+            })
+    }
+
+    /// Whether the run of an item downloaded again (`downloadAgain`) ends failed after its new file's
+    /// `finishing` record with the old file gone from the name (its size is not there): a rename over
+    /// it that was undone. The machine then writes the failure, not the old file's record, back.
+    private func failsAfterReplacingTheOldFile(_ start: Machine.Start, _ outcome: Machine.Outcome) -> Bool {
+        if case .completed = outcome { return false }
+        let previous = state.withLock { machine in
+            machine.isCurrent(start.id, start.generation) ? machine.items[start.id]?.previous : nil
+        }
+        guard let previous, previous.announced else { return false }
+        return folder.facts(start.name) != .file(size: previous.size)
     }
 
     /// The scheduler's time, in nanoseconds (0 before its origin).

@@ -1,6 +1,7 @@
 import Foundation
 import JobKit
 import JobKitTestSupport
+import JobKitTesting
 import Testing
 
 @testable import JobKitNetworking
@@ -166,5 +167,37 @@ import Testing
         #expect(manager.item(id)?.url == server.url("v1.bin"))
         manager.close()
         #expect(throws: DownloadManagerError.closed) { try manager.downloadAgain(id, from: server.url("v2.bin")) }
+    }
+
+    @Test func aFailedFlushAfterTheRenameOverTheOldFileIsJournaledAsTheFailureNotAsTheOldFile() async throws {
+        // With `.system` durability the rename over the old file is flushed; when that fails, the rename
+        // is undone (the new file back to its `.part`) and the old file is gone: its record must not
+        // come back as if it were there.
+        let world = MemoryDownloads(bytes: Self.new)
+        let armed = LockedBox<Bool>.make(false)
+        var configuration = testConfiguration(UpdateLog())
+        configuration.scheduler = world.scheduler
+        configuration.httpTransport = world.transport
+        configuration.fileSystem = world.disk
+        configuration.durability = .system
+        configuration.testHooks.afterFinishing = { _ in
+            if armed.withLock({ $0 }) { world.disk.fail(.folderSync, name: world.folder.path, with: EIO) }
+        }
+        let manager = try DownloadManager(directory: world.folder, configuration: configuration)
+        let id = try manager.add(world.url)
+        _ = await manager.waitUntilFinished()
+        #expect(manager.item(id)?.state == .completed)
+        armed.withLock { $0 = true }
+
+        try manager.downloadAgain(id, from: world.url)
+        _ = await manager.waitUntilFinished()
+
+        #expect(manager.item(id)?.state.failure != nil)
+        #expect(world.disk.contents(of: "big.bin", in: world.folder.path) == nil, "the flush failed after the rename")
+        let journal = try DownloadJournal.parse(
+            try #require(world.disk.contents(of: DownloadJournal.fileName, in: world.folder.path)))
+        #expect(
+            !journal.entries.contains { if case .completed = $0.status { true } else { false } }, "\(journal.entries)")
+        manager.close()
     }
 }

@@ -24,6 +24,15 @@ extension DownloadManagerStateMachine {
             let replacing = request.replacesExistingFile
             let headers = request.headers
             let connections = request.effectiveConnections
+            // A name an earlier request of the batch took (a new item, or one downloaded again): the
+            // same request again is that item; another is refused.
+            if let earlier = batch[name] {
+                guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
+                    throw .nameTaken(name, by: earlier.id)
+                }
+                prepared.append(.existing(earlier.id, replacing: replacing, headers: headers, connections: connections))
+                continue
+            }
             if let entry = items.entry(named: name) {
                 if entry.url == request.url, entry.checksum == request.checksum {
                     prepared.append(
@@ -35,14 +44,8 @@ extension DownloadManagerStateMachine {
                 guard replacing, entry.checksum == request.checksum, case .completed = entry.phase else {
                     throw .nameTaken(name, by: entry.id)
                 }
+                batch[name] = (entry.id, request)
                 prepared.append(.again(entry.id, url: request.url, headers: headers, connections: connections))
-                continue
-            }
-            if let earlier = batch[name] {
-                guard earlier.request.url == request.url, earlier.request.checksum == request.checksum else {
-                    throw .nameTaken(name, by: earlier.id)
-                }
-                prepared.append(.existing(earlier.id, replacing: replacing, headers: headers, connections: connections))
                 continue
             }
             // Ids count up to the journal's limit (2⁶²): reached only from a planted journal.

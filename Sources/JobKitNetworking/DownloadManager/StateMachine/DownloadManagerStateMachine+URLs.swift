@@ -77,6 +77,14 @@ extension DownloadManagerStateMachine {
         return actions
     }
 
+    /// Run `generation` of the item downloaded again ends failed after its new file's `finishing`
+    /// record, and the old file is not under the name any more (a rename over it, then undone: a
+    /// failed flush after it): its record is not written back, and the failure is journaled.
+    mutating func oldFileLost(_ id: ItemID, generation: UInt64) {
+        guard isCurrent(id, generation), items[id]?.previous?.announced == true else { return }
+        items.update(id) { $0.previous = nil }
+    }
+
     /// Records `record` for the journal, unless its item replaces a completed download
     /// (`Entry.previous`): the journal keeps that item completed, from its old URL, until its new file
     /// is about to take the name — its `finishing` record, which carries the new URL (one line: no

@@ -104,6 +104,23 @@ extension DownloadManagerStateMachineTests {
         #expect(throws: DownloadManagerError.nameTaken("a.bin", by: id)) { try machine.prepare([request]) }
     }
 
+    @Test func aBatchMayReplaceACompletedFileOnceAndAnotherURLForItsNameIsRefused() throws {
+        var (machine, id) = try completedItem()
+        let replacing = { (url: String) in
+            DownloadManager.Request(url: URL(string: url)!, name: "a.bin", replacesExistingFile: true)
+        }
+        #expect(throws: DownloadManagerError.nameTaken("a.bin", by: id)) {
+            try machine.prepare([replacing("https://b.example/a2"), replacing("https://c.example/a3")])
+        }
+        #expect(throws: DownloadManagerError.nameTaken("a.bin", by: id)) {
+            try machine.prepare([replacing("https://b.example/a2"), request("a", name: "a.bin")])
+        }
+        let (ids, added) = try add(
+            [replacing("https://b.example/a2"), replacing("https://b.example/a2")], to: &machine)
+        #expect(ids == [id, id])
+        #expect(added.starts.map(\.url.absoluteString) == ["https://b.example/a2"])
+    }
+
     @Test func aCancelledOrRemovedDownloadAgainIsJournaledAsTheCompletedItemOrItsRemoval() throws {
         var (machine, id) = try completedItem()
         _ = try machine.downloadAgain(id, from: URL(string: "https://b.example/a2")!, now: 2)
