@@ -410,6 +410,10 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             case 9:
                 let which = random.int(0...2)
                 note(["suspendAll", "resumeAll", "cancelAll"][which])
+                // Cancelled, as by `cancel`: a record announces the unlinks of their `.part`s.
+                if which == 2 {
+                    discarded.formUnion(ids.filter { machine.item($0, now: 0).state != .completed }.map(\.rawValue))
+                }
                 [manager.suspendAll, manager.resumeAll, manager.cancelAll][which]()
             case 10 where id != nil && random.chance(15):
                 // A completed item fetched again (`--allow-overwrite`), mostly from another resource: its
