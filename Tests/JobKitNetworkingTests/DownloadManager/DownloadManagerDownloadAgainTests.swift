@@ -200,4 +200,39 @@ import Testing
             !journal.entries.contains { if case .completed = $0.status { true } else { false } }, "\(journal.entries)")
         manager.close()
     }
+
+    @Test func aCrashBetweenTheNewFilesFinishingRecordAndItsRenameRestoresTheCompletedFile() async throws {
+        // The journal has the new URL's `finishing`; the old file is under the name and the new one in
+        // the `.part`: the next manager restores the item completed with the old file, as it was.
+        let world = MemoryDownloads(bytes: Self.new)
+        let armed = LockedBox<Bool>.make(false)
+        var configuration = testConfiguration(UpdateLog())
+        configuration.scheduler = world.scheduler
+        configuration.httpTransport = world.transport
+        configuration.fileSystem = world.disk
+        configuration.testHooks.afterFinishing = { _ in
+            if armed.withLock({ $0 }) { world.disk.planCrash(afterOperations: 0, powerLoss: false) }
+        }
+        let manager = try DownloadManager(directory: world.folder, configuration: configuration)
+        let id = try manager.add(world.url)
+        _ = await manager.waitUntilFinished()
+        armed.withLock { $0 = true }
+        let other = URL(string: "http://scripted.test/mirror/big.bin")!
+
+        try manager.downloadAgain(id, from: other)
+        _ = await manager.waitUntilFinished()
+        #expect(world.disk.takeCrash() != nil, "the process died before the rename")
+        manager.abandonForTesting()
+
+        var reopened = testConfiguration(UpdateLog())
+        reopened.scheduler = world.scheduler
+        reopened.httpTransport = world.transport
+        reopened.fileSystem = world.disk
+        let next = try DownloadManager(directory: world.folder, configuration: reopened)
+        defer { next.close() }
+        #expect(next.item(id)?.state == .completed)
+        #expect(next.item(id)?.url == world.url, "the old file's URL")
+        #expect(world.disk.contents(of: "big.bin", in: world.folder.path) == Self.new)
+        #expect(!world.disk.names(in: world.folder.path).contains("big.bin.part"), "the new file's .part is dropped")
+    }
 }

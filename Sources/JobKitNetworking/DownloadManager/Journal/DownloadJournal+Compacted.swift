@@ -19,6 +19,7 @@ extension DownloadJournal {
         /// `records(of: entry).count`, without making them.
         static func recordCount(of entry: Entry) -> Int {
             switch entry.status {
+            case .finishing where entry.replaced != nil: 3
             case .completed, .finishing: 2
             default: entry.ownsFile ? 3 : entry.status == .pending ? 1 : 2
             }
@@ -40,7 +41,16 @@ extension DownloadJournal {
             let add = Record.add(entry.id, url: entry.url, name: entry.name, checksum: entry.checksum)
             switch entry.status {
             case .completed(let size): return [add, Record(op: .done, id: entry.id, size: size)]
-            case .finishing(let size): return [add, Record(op: .finishing, id: entry.id, size: size)]
+            case .finishing(let size):
+                // Replacing a completed file (`downloadAgain`): that file's record, then this one's.
+                if let replaced = entry.replaced {
+                    return [
+                        .add(entry.id, url: replaced.url, name: entry.name, checksum: entry.checksum),
+                        Record(op: .done, id: entry.id, size: replaced.size),
+                        Record(op: .finishing, id: entry.id, url: entry.url.absoluteString, size: size),
+                    ]
+                }
+                return [add, Record(op: .finishing, id: entry.id, size: size)]
             default:
                 // Keeps the ownership of the file under the name; the state record after it replaces
                 // its status.

@@ -20,5 +20,14 @@ extension DownloadJournal {
         var status: Status
         /// A `finishing` or `done` record was written: the file under the name is the manager's.
         var ownsFile = false
+        /// While `finishing` with a new URL (`downloadAgain`): the completed file it replaces, under
+        /// the name until the rename (its URL and size), which a restore keeps when the rename did not
+        /// happen.
+        var replaced: Replaced?
+
+        struct Replaced: Equatable {
+            var url: URL
+            var size: Int64
+        }
     }
 }

@@ -114,6 +114,7 @@ enum DownloadJournal {
                     entry.status = .failed(DownloadManager.ItemError(kind: kind, message: reason, status: status))
                 default: return .refused("unknown state '\(shown(record.state ?? ""))' of item \(record.id)")
                 }
+                entry.replaced = nil
                 entries[record.id] = entry
                 return .applied
             case .finishing, .done:
@@ -121,10 +122,15 @@ enum DownloadJournal {
                 guard (0...DownloadLimits.maximumLength).contains(size) else {
                     return .refused("size \(size) of item \(record.id) is out of range")
                 }
-                // The URL of the file under the name, when it changed with it (`downloadAgain`).
+                // The URL of the file under the name, when it changed with it (`downloadAgain`): a
+                // `finishing` replaces the completed file, which stays until the rename.
+                entry.replaced = nil
                 if let text = record.url {
                     guard let url = Self.downloadableURL(text) else {
                         return .refused("the URL of item \(record.id)'s file is not http(s): '\(shown(text))'")
+                    }
+                    if record.op == .finishing, case .completed(let size) = entry.status {
+                        entry.replaced = Entry.Replaced(url: entry.url, size: size)
                     }
                     entry.url = url
                 }

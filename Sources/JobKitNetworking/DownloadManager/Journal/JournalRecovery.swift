@@ -34,6 +34,11 @@ struct JournalRecovery: Equatable {
             let part = facts(parts.part)
             let status = Self.status(of: entry, file: facts(entry.name), part: part)
             contents.entries[index].status = status
+            // The completed file a download again did not replace: its URL again (its `.part` goes).
+            if let replaced = entry.replaced, status == .completed(size: replaced.size), status != entry.status {
+                contents.entries[index].url = replaced.url
+            }
+            contents.entries[index].replaced = nil
             // A completed file that changed since is somebody else's now: never replaced.
             if case .completed = entry.status, case .failed = status { contents.entries[index].ownsFile = false }
             // An item that failed its checksum never resumes a `.part`: it is the one that failed
@@ -86,6 +91,10 @@ struct JournalRecovery: Equatable {
             // the rename: with `.system` the record is synced before the `.part`, which a power
             // loss may then cut short — and the file of that size under the name is somebody else's.
             if case .file(let found) = file, found == size, part == .missing { return .completed(size: size) }
+            // Downloaded again, killed before the rename: the completed file it replaces is still there.
+            if let replaced = entry.replaced, file == .file(size: replaced.size) {
+                return .completed(size: replaced.size)
+            }
             return .pending
         default:
             return entry.status

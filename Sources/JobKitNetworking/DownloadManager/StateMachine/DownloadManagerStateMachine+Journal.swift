@@ -54,9 +54,14 @@ extension DownloadManagerStateMachine {
             case .failed(let failure): status = .failed(failure)
             case .completed(let size): status = .completed(size: size)
             }
+            // Its new file about to take the name: the completed one it replaces stays until then.
+            let replaced = entry.previous.flatMap { previous in
+                status == .finishing(size: entry.finishingSize ?? -1)
+                    ? DownloadJournal.Entry.Replaced(url: previous.url, size: previous.size) : nil
+            }
             return DownloadJournal.Entry(
                 id: id.rawValue, url: entry.url, name: entry.name, checksum: entry.checksum, status: status,
-                ownsFile: entry.ownsFile)
+                ownsFile: entry.ownsFile, replaced: replaced)
         }
     }
 }

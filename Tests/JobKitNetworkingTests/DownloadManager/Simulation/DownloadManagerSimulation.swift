@@ -789,9 +789,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             let parts = partNames[item.name] ?? PartNames(for: item.name)
             partNames[item.name] = parts
             if foreign[parts.part] == nil, let stamp = disk.stamp(of: parts.part, in: folder),
-                checkedParts[item.name] != stamp, let part = disk.contents(of: parts.part, in: folder),
+                checkedParts[item.name] != stamp, let whole = disk.contents(of: parts.part, in: folder),
                 let metadata = metadata(parts.metadata), metadata.item == id.rawValue
             {
+                // The bytes a resume takes: past its last flush, only those written in this boot (after
+                // a power loss they may be another version's, a truncation that never reached the disk).
+                let part =
+                    metadata.isWrittenInBoot(disk.bootIdentity) ? whole : whole.prefix(Int(metadata.synced ?? 0))
                 if let total = metadata.total, part.count > total {
                     throw violation("\(parts.metadata) says \(total) bytes; its .part has \(part.count)")
                 }

@@ -103,7 +103,7 @@ struct JournalReplay {
             guard replayed.name == entry.name, replayed.url == entry.url, replayed.checksum == entry.checksum else {
                 return "the journal replays item \(entry.id) as \(replayed.name) from \(replayed.url)"
             }
-            if !agree(replayed.status, entry.status) {
+            if !agree(replayed.status, entry.status, replaced: entry.replaced) {
                 return "the journal replays item \(entry.id) as \(replayed.status), not \(entry.status)"
             }
         }
@@ -111,10 +111,15 @@ struct JournalReplay {
     }
 
     /// Whether the recovered status says what the live one does: a `finishing` item is completed once
-    /// its rename happened, pending before; a completed file the user changed since is theirs.
-    private static func agree(_ replayed: DownloadJournal.Entry.Status, _ live: DownloadJournal.Entry.Status) -> Bool {
+    /// its rename happened, pending before (or completed with the file it replaces, downloaded again);
+    /// a completed file the user changed since is theirs.
+    private static func agree(
+        _ replayed: DownloadJournal.Entry.Status, _ live: DownloadJournal.Entry.Status,
+        replaced: DownloadJournal.Entry.Replaced?
+    ) -> Bool {
         switch (replayed, live) {
-        case (.completed(let size), .finishing(let expected)): size == expected
+        // Or, downloaded again, the completed file it replaces before the rename.
+        case (.completed(let size), .finishing(let expected)): size == expected || size == replaced?.size
         case (.pending, .finishing): true
         case (.failed(let failure), .completed): failure.kind == .fileInTheWay
         default: replayed == live
