@@ -33,8 +33,9 @@ extension DownloadManager {
     }
 
     /// Whether `remove(_:deletingFile:)` may unlink item `id`'s file: not when it is completed (or
-    /// downloaded again, its old file still under the name) and its file no longer has the size it was downloaded with — changed since, it is the user's now (as
-    /// `JournalRecovery` judges it on a restore) and is never removed. Read outside the lock.
+    /// downloaded again, its old file still under the name) and its file no longer has the size it
+    /// was downloaded with — changed since, it is the user's now (as `JournalRecovery` judges it on a
+    /// restore) and is never removed. Read outside the lock.
     func mayDeleteFile(of id: ItemID) -> Bool {
         let completed = state.withLock { machine -> (name: String, size: Int64)? in
             guard let entry = machine.items[id] else { return nil }

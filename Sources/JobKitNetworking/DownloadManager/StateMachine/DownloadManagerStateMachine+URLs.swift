@@ -104,6 +104,8 @@ extension DownloadManagerStateMachine {
         case .done:
             items.update(id) { $0.previous = nil }
             journal.record(record)
+        case .url where previous.announced:
+            journal.record(record)  // the journal has the new file's `finishing`: its URL follows it
         case .state where previous.announced:
             items.update(id) { $0.previous?.announced = false }
             journal.record(

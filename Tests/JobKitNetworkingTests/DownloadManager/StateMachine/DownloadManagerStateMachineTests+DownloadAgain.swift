@@ -64,8 +64,13 @@ extension DownloadManagerStateMachineTests {
         #expect(
             finishing == [DownloadJournal.Record(op: .finishing, id: id.rawValue, url: new.absoluteString, size: 20)],
             "one line: no crash lands between the new URL and its finishing")
-        _ = machine.runEnded(id, generation: generation, .completed, now: 7)
-        #expect(journaled(machine) == ["https://b.example/a2 completed(size: 20)"])
+        // From here the journal has the new file: a new URL is journaled after it.
+        let signed = URL(string: "https://b.example/a2?signature=2")!
+        _ = try machine.replaceURL(id, with: signed, now: 7)
+        let url = appended(&machine)
+        #expect(url == [.url(id.rawValue, signed)])
+        _ = machine.runEnded(id, generation: generation, .completed, now: 8)
+        #expect(journaled(machine) == ["https://b.example/a2?signature=2 completed(size: 20)"])
     }
 
     @Test func aFailureAfterTheNewFilesFinishingRecordWritesTheOldFilesRecordBack() throws {
