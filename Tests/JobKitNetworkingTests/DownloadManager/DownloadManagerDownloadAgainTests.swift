@@ -26,6 +26,13 @@ import Testing
         }
     }
 
+    /// `/v1.bin` serves `old`; every other path waits for `gate`.
+    static func server(holdingAllBut gate: Gate) throws -> ScriptedServer {
+        try ScriptedServer { request, _ in
+            request.path == "/v1.bin" ? .respond(200, body: old) : .waiting(for: gate, then: .respond(200))
+        }
+    }
+
     private func manager(_ folder: URL, _ log: UpdateLog) throws -> DownloadManager {
         try DownloadManager(
             directory: folder, configuration: testConfiguration(log), resultQueue: log.queue, onUpdate: log.handler)
@@ -116,9 +123,7 @@ import Testing
     @Test func aCancelledDownloadAgainLeavesTheCompletedItem() async throws {
         let gate = Gate()
         defer { gate.open() }
-        let server = try ScriptedServer { request, _ in
-            request.path == "/v1.bin" ? .respond(200, body: Self.old) : .waiting(for: gate, then: .respond(200))
-        }
+        let server = try Self.server(holdingAllBut: gate)
         defer { server.stop() }
         let folder = try scratchFolder()
         let (manager, id, _) = try await completed(in: folder, server: server)
@@ -137,9 +142,7 @@ import Testing
     @Test func removingAnItemDownloadedAgainForgetsIt() async throws {
         let gate = Gate()
         defer { gate.open() }
-        let server = try ScriptedServer { request, _ in
-            request.path == "/v1.bin" ? .respond(200, body: Self.old) : .waiting(for: gate, then: .respond(200))
-        }
+        let server = try Self.server(holdingAllBut: gate)
         defer { server.stop() }
         let folder = try scratchFolder()
         let (manager, id, _) = try await completed(in: folder, server: server)
@@ -175,15 +178,11 @@ import Testing
         // come back as if it were there.
         let world = MemoryDownloads(bytes: Self.new)
         let armed = LockedBox<Bool>.make(false)
-        var configuration = testConfiguration(UpdateLog())
-        configuration.scheduler = world.scheduler
-        configuration.httpTransport = world.transport
-        configuration.fileSystem = world.disk
-        configuration.durability = .system
-        configuration.testHooks.afterFinishing = { _ in
-            if armed.withLock({ $0 }) { world.disk.fail(.folderSync, name: world.folder.path, with: EIO) }
-        }
-        let manager = try DownloadManager(directory: world.folder, configuration: configuration)
+        let manager = try world.open(
+            durability: .system,
+            afterFinishing: { _ in
+                if armed.withLock({ $0 }) { world.disk.fail(.folderSync, name: world.folder.path, with: EIO) }
+            })
         let id = try manager.add(world.url)
         _ = await manager.waitUntilFinished()
         #expect(manager.item(id)?.state == .completed)
@@ -206,14 +205,9 @@ import Testing
         // the `.part`: the next manager restores the item completed with the old file, as it was.
         let world = MemoryDownloads(bytes: Self.new)
         let armed = LockedBox<Bool>.make(false)
-        var configuration = testConfiguration(UpdateLog())
-        configuration.scheduler = world.scheduler
-        configuration.httpTransport = world.transport
-        configuration.fileSystem = world.disk
-        configuration.testHooks.afterFinishing = { _ in
+        let manager = try world.open(afterFinishing: { _ in
             if armed.withLock({ $0 }) { world.disk.planCrash(afterOperations: 0, powerLoss: false) }
-        }
-        let manager = try DownloadManager(directory: world.folder, configuration: configuration)
+        })
         let id = try manager.add(world.url)
         _ = await manager.waitUntilFinished()
         armed.withLock { $0 = true }
@@ -224,11 +218,7 @@ import Testing
         #expect(world.disk.takeCrash() != nil, "the process died before the rename")
         manager.abandonForTesting()
 
-        var reopened = testConfiguration(UpdateLog())
-        reopened.scheduler = world.scheduler
-        reopened.httpTransport = world.transport
-        reopened.fileSystem = world.disk
-        let next = try DownloadManager(directory: world.folder, configuration: reopened)
+        let next = try world.open()
         defer { next.close() }
         #expect(next.item(id)?.state == .completed)
         #expect(next.item(id)?.url == world.url, "the old file's URL")

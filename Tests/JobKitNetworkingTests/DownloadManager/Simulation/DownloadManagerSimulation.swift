@@ -68,7 +68,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private let disk = MemoryFileSystem()
     /// The directory the managers open, and the folder their files go to (a subfolder of it, in some
     /// schedules).
-    private let root = "/simulated/downloads"
+    private static let root = "/simulated/downloads"
     private let subfolder: String?
     private let folder: String
     private var server = SimulatedServer()
@@ -83,8 +83,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private let urls: [URL]
     /// The names a fault may act on: the journal's, and the sidecars of the names the URLs give.
     private let faultable: [String]
-    /// `PartNames` of the items' names, made once (every check asks for each item's).
-    private var partNames: [String: PartNames] = [:]
+    /// `PartNames` of the items' names, made once (every check asks for each item's): `partNames(of:)`.
+    private var madePartNames: [String: PartNames] = [:]
     private var log: [String] = []
     private(set) var kills = 0
     private(set) var powerLosses = 0
@@ -140,7 +140,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         perHost = random.chance(30) ? 1 : nil
         retries = random.chance(60)
         subfolder = random.chance(20) ? "sub/dir" : nil
-        folder = subfolder.map { "/simulated/downloads/" + $0 } ?? "/simulated/downloads"
+        folder = subfolder.map { Self.root + "/" + $0 } ?? Self.root
         startsRestored = random.chance(80)
         overallLimit = random.chance(15) ? 3000 : nil
         urls = (0..<random.int(1...4)).map { URL(string: "http://h\($0 % 2).example/f\($0).bin")! }
@@ -267,7 +267,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             opened += 1
             let number = opened
             process.manager = try DownloadManager(
-                directory: URL(fileURLWithPath: root), configuration: configuration, resultQueue: process.queue,
+                directory: URL(fileURLWithPath: Self.root), configuration: configuration, resultQueue: process.queue,
                 updateHandler: { [weak self] update in
                     guard let self, number == opened else { return }
                     if Self.traces { note("    update: \(update.events.count) events -> \(update.items.map(\.state))") }
@@ -786,8 +786,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
             // Every `.part` that is this item's (by its metadata; another item's, removed, waits to be
             // unlinked) is the start of one version of its resource, and no longer than its total.
-            let parts = partNames[item.name] ?? PartNames(for: item.name)
-            partNames[item.name] = parts
+            let parts = partNames(of: item.name)
             if foreign[parts.part] == nil, let stamp = disk.stamp(of: parts.part, in: folder),
                 checkedParts[item.name] != stamp, let whole = disk.contents(of: parts.part, in: folder),
                 let metadata = metadata(parts.metadata), metadata.item == id.rawValue
@@ -844,13 +843,21 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             throw violation("the journal has \(lines) lines for \(machine.items.count) items")
         }
         if let mismatch = replay.mismatch(
-            machine, stamp: stamp, journal: journal, facts: { disk.facts(of: $0, in: folder) },
+            machine, stamp: stamp, journal: journal, part: { self.partNames(of: $0).part },
+            facts: { disk.facts(of: $0, in: folder) },
             parsed: { journals.contents(of: $0) })
         {
             throw violation(
                 mismatch + "\njournal:\n" + String(decoding: journal(), as: UTF8.self) + "\nlive: "
                     + "\(machine.journalEntries.map { "\($0.id) \($0.name) \($0.status)" })")
         }
+    }
+
+    private func partNames(of name: String) -> PartNames {
+        if let made = madePartNames[name] { return made }
+        let made = PartNames(for: name)
+        madePartNames[name] = made
+        return made
     }
 
     /// How many lines `journal` has.

@@ -38,33 +38,19 @@ struct JournalReplay {
     }
 
     private var agreed: Input?
-    /// `PartNames(for:).part` of the names seen (made once: every check asks for each item's).
-    private var parts: [String: String] = [:]
-
-    private mutating func part(of name: String) -> String {
-        if let part = parts[name] { return part }
-        let part = PartNames(for: name).part
-        parts[name] = part
-        return part
-    }
 
     /// Nil when the journal on the disk (`stamp` tells which bytes it has; `journal` reads them), with
     /// the records `machine` has not handed out yet, replays to `machine`'s items, judged against the
-    /// files `facts` tells of; else what differs. `parsed` reads a journal (the simulation's
-    /// `ParsedJournal`, which reads only what was appended).
+    /// files `facts` tells of (`part` names an item's `.part`); else what differs. `parsed` reads a
+    /// journal (the simulation's `ParsedJournal`, which reads only what was appended).
     mutating func mismatch<Handle>(
         _ machine: DownloadManagerStateMachine<Handle>, stamp: MemoryDisk.Stamp?, journal: () -> Data,
-        facts: ([String]) -> [FileFacts], parsed: (Data) -> DownloadJournal.Contents?
+        part: (String) -> String, facts: ([String]) -> [FileFacts], parsed: (Data) -> DownloadJournal.Contents?
     ) -> String? {
         var probe = machine
         let known = machine.journalEntries
+        let names = Self.namesAndParts(of: known, part: part)
         // Of a `.part`, the recovery reads only whether it is there (its length is not compared).
-        var names: [String] = []
-        names.reserveCapacity(2 * known.count)
-        for entry in known {
-            names.append(entry.name)
-            names.append(part(of: entry.name))
-        }
         var told = facts(names)
         for index in stride(from: 1, to: told.count, by: 2) where told[index] != .missing { told[index] = .directory }
         let input = Input(journal: stamp, waiting: Waiting(probe.takeJournal()), entries: known, facts: told)
@@ -80,11 +66,22 @@ struct JournalReplay {
         case nil: break
         }
         guard let entries = parsed(journal)?.entries else { return "the journal does not read back" }
-        let read = entries.flatMap { [$0.name, PartNames(for: $0.name).part] }
+        let read = Self.namesAndParts(of: entries, part: part)
         let judged = Dictionary(zip(read, facts(read))) { first, _ in first }
         if let mismatch = Self.mismatch(entries, known, facts: { judged[$0] ?? .missing }) { return mismatch }
         agreed = input
         return nil
+    }
+
+    /// Each entry's name, then its `.part`'s (`part` of it), in order.
+    private static func namesAndParts(of entries: [DownloadJournal.Entry], part: (String) -> String) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(2 * entries.count)
+        for entry in entries {
+            names.append(entry.name)
+            names.append(part(entry.name))
+        }
+        return names
     }
 
     private static func mismatch(

@@ -48,11 +48,13 @@ struct MemoryDownloads {
     /// Opens a manager on the world, with a retry after a 10 s backoff when `retries`; restored
     /// items start unless `startsRestored` is false (they wait to be added again). With
     /// `syncInterval`, a `.part` is flushed every that many bytes with `.system` durability;
-    /// `beforeUnlink` sees the names of each batch of unlinks before it is done.
+    /// `beforeUnlink` sees the names of each batch of unlinks before it is done; `afterFinishing`
+    /// runs once an item's `finishing` is written, before its `.part` takes the name.
     func open(
         durability: Durability = .process, retries: Bool = false, startsRestored: Bool = true,
         syncInterval: Int64? = nil, log: UpdateLog = UpdateLog(),
-        beforeUnlink: @escaping @Sendable ([String]) -> Void = { _ in }
+        beforeUnlink: @escaping @Sendable ([String]) -> Void = { _ in },
+        afterFinishing: @escaping @Sendable (DownloadManager.ItemID) -> Void = { _ in }
     ) throws -> DownloadManager {
         var configuration = testConfiguration(
             log, retry: retries ? DownloadManager.RetryPolicy(attempts: 2, backoff: .constant(.seconds(10))) : .none)
@@ -63,6 +65,7 @@ struct MemoryDownloads {
         configuration.startsRestoredItems = startsRestored
         if let syncInterval { configuration.testHooks.partSyncInterval = syncInterval }
         configuration.testHooks.beforeUnlink = beforeUnlink
+        configuration.testHooks.afterFinishing = afterFinishing
         return try DownloadManager(
             directory: folder, configuration: configuration, resultQueue: log.queue, onUpdate: log.handler)
     }
