@@ -37,6 +37,9 @@ let package = Package(
         // Logging for `DownloadManager`, the transports and `jobkit` (`Logger`, `StreamLogHandler`).
         // Already in the graph through AsyncHTTPClient.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // `DownloadManager`'s byte counts, taken without its lock on every body chunk. Already in the
+        // graph through SwiftNIO.
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         // Build-time only: `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -60,6 +63,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ]),
         .target(
             name: "JobKitServer",

@@ -133,10 +133,9 @@ extension DownloadManager {
                         $0.began(id, generation: generation, offset: offset, total: total, now: now())
                     })
             },
-            received: { [self] count in
-                if let wake = state.withLock({ $0.received(id, generation: generation, count: count, now: now()) }) {
-                    schedule(wake)
-                }
+            // Counted without the manager's lock; the lock only when no delivery waits to show it.
+            received: { [self, progress = start.progress] count in
+                if progress.add(count) { schedule(state.withLock { $0.progressCounted(now: now()) }) }
             },
             beforeFinalize: { [self] part, length in try finalizing(start, part: part, length: length) },
             connectionsUsed: { [self] count in

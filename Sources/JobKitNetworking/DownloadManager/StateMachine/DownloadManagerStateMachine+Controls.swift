@@ -43,10 +43,6 @@ extension DownloadManagerStateMachine {
         }
         // Too late: its file is complete and taking its name; it ends completed.
         guard !isFinalizing(entry) else { return Actions() }
-        items.update(id) {
-            $0.received = 0
-            $0.expected = nil
-        }
         var actions = Actions()
         if case .running(let run) = entry.phase { stop(run, of: entry, removingPart: true, into: &actions) }
         actions.merge(transition(id, to: .cancelled, now: now))
@@ -158,6 +154,7 @@ extension DownloadManagerStateMachine {
             if let handle = run.handle { actions.cancels.append(handle) }
             if run.refreshing { actions.dropsRefreshes.append(run.generation) }
             scheduler.runStoppedByClose(host: entry.host, slots: run.slots)
+            fold(id)
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
             // An event as every change is: the last update's events replay to its snapshot.
             actions.wake(outbox.note(.changed(item(id, now: now))))

@@ -25,6 +25,8 @@ extension DownloadManagerStateMachine {
     /// One run of an item: its generation tells its callbacks from a stale run's.
     struct Run {
         var generation: UInt64
+        /// The bytes its download counted that the state has not taken (`fold`).
+        let progress: RunProgress
         var handle: Handle?
         var verifying = false
         /// The scheduler's slots it holds: the connections it may open (`HostScheduler.claimNext`),
@@ -44,10 +46,12 @@ extension DownloadManagerStateMachine {
         var host: String
         let checksum: Checksum?
         var phase: Phase
-        /// Bytes in the file (the `.part` while running).
+        /// Bytes in the file (the `.part` while running), but for what its run counted since the
+        /// last `fold` (`receivedNow` has both).
         var received: Int64 = 0
         var expected: Int64?
-        /// Bytes moved by this process, only growing: the speed is measured on it.
+        /// Bytes moved by this process, only growing: the speed is measured on it (`transferredNow`:
+        /// with what its run counted since the last `fold`).
         var transferred: Int64 = 0
         var meter: SpeedMeter
         /// A `finishing` record was written: the file under the name is the manager's to replace.
@@ -86,6 +90,15 @@ extension DownloadManagerStateMachine {
             return nil
         }
 
+        /// What its run counted and the state has not taken yet.
+        var unfolded: Int64 {
+            if case .running(let run) = phase { return run.progress.bytes }
+            return 0
+        }
+
+        var receivedNow: Int64 { received.addingSaturating(unfolded) }
+        var transferredNow: Int64 { transferred.addingSaturating(unfolded) }
+
         /// The names of its `.part` and its metadata in the directory.
         var partFiles: [String] {
             let parts = PartNames(for: name)
@@ -106,6 +119,8 @@ extension DownloadManagerStateMachine {
         var headers: [DownloadManager.Header] = []
         /// The connections the run may open (the slots it took).
         var connections = 1
+        /// Where its download counts the bytes it writes.
+        var progress: RunProgress
     }
 
     /// A validated request, before it is committed.

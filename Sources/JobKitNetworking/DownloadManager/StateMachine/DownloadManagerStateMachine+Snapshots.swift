@@ -7,12 +7,13 @@ extension DownloadManagerStateMachine {
     /// The item `id` now.
     func item(_ id: ItemID, now: UInt64) -> DownloadManager.Item {
         let entry = items[id]!
-        var progress = DownloadManager.ByteProgress(received: entry.received, expected: entry.expected)
+        let received = entry.receivedNow
+        var progress = DownloadManager.ByteProgress(received: received, expected: entry.expected)
         if case .running = entry.phase {
-            progress.bytesPerSecond = entry.meter.rate(entry.transferred, at: now)
+            progress.bytesPerSecond = entry.meter.rate(entry.transferredNow, at: now)
             if let expected = entry.expected, progress.bytesPerSecond > 0 {
                 progress.secondsRemaining =
-                    Double(max(expected.subtractingSaturating(entry.received), 0)) / progress.bytesPerSecond
+                    Double(max(expected.subtractingSaturating(received), 0)) / progress.bytesPerSecond
             }
         }
         return DownloadManager.Item(
@@ -27,11 +28,11 @@ extension DownloadManagerStateMachine {
 
     /// Every item and the totals now; notes the byte counts for the speeds.
     mutating func snapshot(now: UInt64) -> (items: [DownloadManager.Item], totals: DownloadManager.Totals) {
-        totalMeter.record(totalTransferred, at: now)
+        totalMeter.record(totalTransferredNow, at: now)
         let ids = items.ids
         for id in ids {
             guard case .running = items[id]?.phase else { continue }
-            items.update(id) { $0.meter.record($0.transferred, at: now) }
+            items.update(id) { $0.meter.record($0.transferredNow, at: now) }
         }
         let snapshot = ids.map { item($0, now: now) }
         return (snapshot, totals(of: snapshot, now: now))
@@ -69,7 +70,7 @@ extension DownloadManagerStateMachine {
                 if item.state.isActive { totals.itemsOfUnknownLength += 1 }
             }
         }
-        totals.bytesPerSecond = totalMeter.rate(totalTransferred, at: now)
+        totals.bytesPerSecond = totalMeter.rate(totalTransferredNow, at: now)
         if totals.itemsOfUnknownLength == 0, totals.bytesPerSecond > 0 {
             totals.secondsRemaining = Double(left) / totals.bytesPerSecond
         }
@@ -99,6 +100,8 @@ extension DownloadManagerStateMachine {
         delivery: UpdateDelivery, hasNews: Bool
     )? {
         guard outbox.begin(wake, now: now) else { return nil }
+        // Before the counts are read: a chunk counted from now on tells the manager again.
+        progress.setDeliveryWaiting(false)
         let firstEvent = outbox.eventsTaken
         let events = outbox.takeEvents()
         let (items, totals) = wanted ? snapshot(now: now) : ([], DownloadManager.Totals())

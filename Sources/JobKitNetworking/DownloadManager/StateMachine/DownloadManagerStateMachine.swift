@@ -99,7 +99,10 @@ struct DownloadManagerStateMachine<Handle> {
     var consumers = UpdateBroadcastStateMachine<CheckedContinuation<DownloadManager.Update?, Never>>()
     var waiters = Waiters<DownloadManager.Summary>()
     var nextGeneration: UInt64 = 0
+    /// The bytes this process moved, but for what runs counted since their last `fold`.
     var totalTransferred: Int64 = 0
+    /// What the runs counted and the state has not taken, and whether a delivery will show it.
+    let progress = ProgressTally()
     var totalMeter: SpeedMeter
     /// An item became pending since the last drain: the next drain sends `allFinished`.
     var hasActivity = false
@@ -135,24 +138,44 @@ struct DownloadManagerStateMachine<Handle> {
     /// A response of run `generation` starts writing at `offset`, of `total` bytes.
     mutating func began(_ id: ItemID, generation: UInt64, offset: Int64, total: Int64?, now: UInt64) -> Wake? {
         guard isCurrent(id, generation) else { return nil }
+        // An earlier attempt's bytes were moved; the file now holds `offset`.
+        fold(id)
         items.update(id) {
             $0.received = offset
             $0.expected = total
             $0.runsRefreshedURL = false
         }
+        return progressCounted(now: now)
+    }
+
+    /// Run `generation` wrote `count` more bytes: what its download does (`RunProgress.add`, without
+    /// the lock), then, when that says so, `progressCounted`.
+    mutating func received(_ id: ItemID, generation: UInt64, count: Int, now: UInt64) -> Wake? {
+        guard case .running(let run) = items[id]?.phase, run.generation == generation else { return nil }
+        return run.progress.add(count) ? progressCounted(now: now) : nil
+    }
+
+    /// A run counted bytes and no delivery was waiting to show them: one will.
+    mutating func progressCounted(now: UInt64) -> Wake? {
+        progress.setDeliveryWaiting(true)
         return outbox.noteProgress(now: now, interval: interval)
     }
 
-    /// Run `generation` wrote `count` more bytes.
-    mutating func received(_ id: ItemID, generation: UInt64, count: Int, now: UInt64) -> Wake? {
-        guard isCurrent(id, generation) else { return nil }
+    /// Takes what the run of `id` counted into the item and the totals: before its run ends (`leave`,
+    /// `close`) or the file's count starts again.
+    mutating func fold(_ id: ItemID) {
+        guard case .running(let run) = items[id]?.phase else { return }
+        let count = run.progress.take()
+        guard count != 0 else { return }
         items.update(id) {
-            $0.received = $0.received.addingSaturating(Int64(count))
-            $0.transferred = $0.transferred.addingSaturating(Int64(count))
+            $0.received = $0.received.addingSaturating(count)
+            $0.transferred = $0.transferred.addingSaturating(count)
         }
-        totalTransferred = totalTransferred.addingSaturating(Int64(count))
-        return outbox.noteProgress(now: now, interval: interval)
+        totalTransferred = totalTransferred.addingSaturating(count)
     }
+
+    /// The bytes this process moved, with what runs counted since their last `fold`.
+    var totalTransferredNow: Int64 { totalTransferred.addingSaturating(progress.unfoldedBytes) }
 
     /// Run `generation` computes the checksum of its complete `.part`.
     mutating func verifying(_ id: ItemID, generation: UInt64, now: UInt64) -> Wake? {
@@ -203,7 +226,8 @@ struct DownloadManagerStateMachine<Handle> {
         var actions = Actions()
         switch outcome {
         case .completed:
-            let size = entry.finishingSize ?? entry.received
+            fold(id)
+            let size = entry.finishingSize ?? items[id]!.received
             items.update(id) {
                 $0.received = size
                 $0.expected = size
@@ -326,6 +350,11 @@ struct DownloadManagerStateMachine<Handle> {
         items.update(id) {
             $0.phase = phase
             $0.meter.reset()
+            // Its `.part` goes (after what its run counted was taken: nothing counts it again).
+            if case .cancelled = phase {
+                $0.received = 0
+                $0.expected = nil
+            }
         }
         actions.wake(outbox.note(.changed(item(id, now: now))))
         return actions
@@ -363,10 +392,13 @@ struct DownloadManagerStateMachine<Handle> {
     }
 
     /// Frees what an item leaving its phase held in the scheduler: its queue slot or its run's slot.
+    /// Takes what a run counted first: its counter goes with it.
     mutating func leave(_ entry: Entry) {
         switch entry.phase {
         case .pending: scheduler.withdraw(entry.id, host: entry.host)
-        case .running(let run): scheduler.runEnded(host: entry.host, slots: run.slots)
+        case .running(let run):
+            fold(entry.id)
+            scheduler.runEnded(host: entry.host, slots: run.slots)
         default: break
         }
     }
@@ -379,18 +411,19 @@ struct DownloadManagerStateMachine<Handle> {
             guard let entry = items[id] else { preconditionFailure("item \(id.rawValue) was queued but is gone") }
             nextGeneration += 1
             let generation = nextGeneration
+            let counter = RunProgress(tally: progress)
             items.update(id) {
-                $0.phase = .running(Run(generation: generation, slots: slots))
+                $0.phase = .running(Run(generation: generation, progress: counter, slots: slots))
                 $0.finishingSize = nil
                 $0.meter.reset()
                 $0.meter.record(entry.transferred, at: now)
             }
-            totalMeter.record(totalTransferred, at: now)
+            totalMeter.record(totalTransferredNow, at: now)
             actions.wake(outbox.note(.changed(item(id, now: now))))
             actions.starts.append(
                 Start(
                     id: id, generation: generation, url: entry.url, name: entry.name, checksum: entry.checksum,
-                    replacesFile: entry.replacesFile, headers: entry.headers, connections: slots))
+                    replacesFile: entry.replacesFile, headers: entry.headers, connections: slots, progress: counter))
         }
     }
 
