@@ -168,6 +168,7 @@ extension DownloadManager {
         }
         job = tracers.reduce(job) { $0.traced(by: $1) }
         hooks.logger.debug("download started")
+        configuration.testHooks.runBoundary(start.name, start.generation, true)
         let handle = job.perform(on: configuration.queue, resultQueue: configuration.queue) { [self] result in
             ended(start, result)
         }
@@ -208,6 +209,7 @@ extension DownloadManager {
     }
 
     func ended(_ start: Machine.Start, _ result: Result<URL, any Error>) {
+        configuration.testHooks.runBoundary(start.name, start.generation, false)
         let outcome: Machine.Outcome
         switch result {
         case .success: outcome = .completed

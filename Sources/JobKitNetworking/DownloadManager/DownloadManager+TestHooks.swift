@@ -10,6 +10,9 @@ extension DownloadManager {
         /// An item's run recorded `finishing` (its `.part` is complete and verified), just before
         /// the `.part` is renamed to the item's name.
         var afterFinishing: @Sendable (_ id: ItemID) -> Void = { _ in }
+        /// Run `generation` of the item named `name` starts its download (`started`), or that download
+        /// ended and its result reached the manager, wanted or not.
+        var runBoundary: @Sendable (_ name: String, _ generation: UInt64, _ started: Bool) -> Void = { _, _, _ in }
         /// Asked before each write, sync or rewrite of the journal: an `errno` makes it fail as if
         /// the disk had (ENOSPC, EIO); nil lets it happen.
         var journalFailure: @Sendable () -> Int32? = { nil }

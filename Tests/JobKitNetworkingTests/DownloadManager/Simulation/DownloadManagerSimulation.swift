@@ -119,6 +119,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var orphaned: Set<String> = []
     /// The items as the updates so far tell them (the events replayed), by id.
     private var replayed: [ItemID: DownloadManager.State] = [:]
+    /// The runs of each name the manager started whose download has not ended (`runBoundary`).
+    private var runsOfNames: [String: Set<UInt64>] = [:]
     /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
     private var opened = 0
     /// The stamps (`MemoryFileSystem.stamp`) of the `.part`s last found sound, by item name, and of
@@ -264,8 +266,21 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let faults = disk.pendingFaults.count
         do {
             replayed = [:]
+            runsOfNames = [:]
             opened += 1
             let number = opened
+            // One run of a name at a time: a run starts once every earlier one of its name has ended.
+            configuration.testHooks.runBoundary = { [weak self] name, generation, started in
+                guard let self, number == opened else { return }
+                if started, let running = runsOfNames[name], !running.isEmpty {
+                    broken = "run \(generation) of \(name) starts while run \(running.sorted()) of it has not ended"
+                }
+                if started {
+                    runsOfNames[name, default: []].insert(generation)
+                } else {
+                    runsOfNames[name]?.remove(generation)
+                }
+            }
             process.manager = try DownloadManager(
                 directory: URL(fileURLWithPath: Self.root), configuration: configuration, resultQueue: process.queue,
                 updateHandler: { [weak self] update in
