@@ -14,13 +14,13 @@ struct DownloadHooks: Sendable {
     /// destination (synced first with `.system` durability): throwing fails the download instead, leaving the `.part`. Called on the
     /// run's queue, never the delegate queue.
     var beforeFinalize: @Sendable (_ part: PartFile, _ length: Int64) throws -> Void
-    /// A split download opens at most this many connections from now on (it does not split, splits
-    /// into fewer ranges, or a range finished): the owner may give the rest of its slots to others.
-    /// Only ever lower within an attempt; called on the transport's thread, any number of times.
+    /// The run's connections went down to this many (it does not split, splits into fewer ranges, or
+    /// a range finished): the owner may give the rest of its slots to others. Only ever lower; called
+    /// on the transport's thread, once per lowering (`useConnections`).
     var connectionsUsed: @Sendable (_ count: Int) -> Void = { _ in }
-    /// The most connections a split may open when it starts (the slots its owner still holds);
-    /// nil: the `connections` it was made with.
-    var connectionsAllowed: @Sendable () -> Int? = { nil }
+    /// The connections the run may open, kept by the run (`ConnectionSlots`); nil: the `connections`
+    /// each split was made with.
+    var slots: ConnectionSlots?
     /// The speed limits the body is read at (through AsyncHTTPClient); nil: none.
     var throttle: Throttle?
     /// The bytes a `.part` is written between two flushes with `.system` durability
@@ -31,4 +31,10 @@ struct DownloadHooks: Sendable {
     var segmentSize = SegmentedDownload.minimumSegmentSize
     /// Where the download logs its requests and responses (`debug`), with the item's metadata.
     var logger = Logger(label: "jobkit.downloads", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The run opens at most `count` connections from now on: lowers its slots, and tells the owner
+    /// when they went down.
+    func useConnections(_ count: Int) {
+        if slots?.lower(to: count) ?? true { connectionsUsed(count) }
+    }
 }

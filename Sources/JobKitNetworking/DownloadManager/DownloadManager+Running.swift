@@ -144,7 +144,7 @@ extension DownloadManager {
                         $0.connectionsUsed(id, generation: generation, count: count, now: now())
                     })
             },
-            connectionsAllowed: { [self] in state.withLock { $0.connections(of: id, generation: generation) } },
+            slots: ConnectionSlots(start.connections),
             throttle: Throttle(limiter: limiter, item: id),
             syncInterval: configuration.testHooks.partSyncInterval,
             segmentSize: configuration.testHooks.segmentSize,

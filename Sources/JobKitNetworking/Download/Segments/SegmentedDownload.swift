@@ -72,8 +72,8 @@ final class SegmentedDownload: Sendable {
             let missing = map.missing
             guard !missing.isEmpty else { return finishIfDone(force: true) }
             // No more connections than the run holds slots: the other ranges wait for one to finish.
-            let opened = max(1, min(connections, download.hooks?.connectionsAllowed() ?? connections))
-            download.hooks?.connectionsUsed(min(opened, missing.count))
+            let opened = max(1, min(connections, download.hooks?.slots?.count ?? connections))
+            download.hooks?.useConnections(min(opened, missing.count))
             state.withLock {
                 $0.running = missing.count
                 $0.waiting = Array(missing.dropFirst(opened))
@@ -118,7 +118,7 @@ final class SegmentedDownload: Sendable {
         var fallsBack = false
         var connection: SegmentWriter?
         // Fewer when the owner gave back slots since (a retry after a fallback to one connection).
-        let connections = min(connections, download.hooks?.connectionsAllowed() ?? connections)
+        let connections = min(connections, download.hooks?.slots?.count ?? connections)
         /// The one-connection attempt that took over a response of the whole file (not split).
         var single: TransferHandler?
         handler.onResponse = { [self] response in
@@ -131,7 +131,7 @@ final class SegmentedDownload: Sendable {
                 map.segments.count > 1
             else {
                 // One connection from here, whatever comes: the owner may give the other slots away.
-                download.hooks?.connectionsUsed(1)
+                download.hooks?.useConnections(1)
                 // A file too short to split, answered whole: one connection writes it from here, with
                 // no second request (the `.part` is empty: a range from byte 0 is a start).
                 if SegmentAnswer.isWholeFile(status: response.statusCode, headers: headers) {
@@ -151,7 +151,7 @@ final class SegmentedDownload: Sendable {
                 $0.metadata = metadata
                 $0.running = map.segments.count
             }
-            download.hooks?.connectionsUsed(map.segments.count)
+            download.hooks?.useConnections(map.segments.count)
             download.hooks?.began(0, map.length)
             connection = SegmentWriter(index: 0, range: first.start..<first.end, stopsAtEnd: true)
             for index in 1..<map.segments.count {
@@ -312,7 +312,7 @@ final class SegmentedDownload: Sendable {
         }
         switch action {
         case .none: break
-        case .using(let count): download.hooks?.connectionsUsed(count)
+        case .using(let count): download.hooks?.useConnections(count)
         case .next(let index, let range, let metadata):
             connect(segment: index, range: range, probe: false, metadata: metadata)
         case .finalize(let metadata):
@@ -333,7 +333,7 @@ final class SegmentedDownload: Sendable {
             do {
                 try download.part.truncate()
                 download.metadata = nil
-                download.hooks?.connectionsUsed(1)
+                download.hooks?.useConnections(1)
                 download.controller.queue.async { self.download.attempt(resumingAt: nil) }
             } catch {
                 download.end(.failure(error))

@@ -202,12 +202,6 @@ struct DownloadManagerStateMachine<Handle> {
         return actions
     }
 
-    /// The connections run `generation` may open: the slots it holds; nil for a stale run.
-    func connections(of id: ItemID, generation: UInt64) -> Int? {
-        guard case .running(let run) = items[id]?.phase, run.generation == generation else { return nil }
-        return run.slots
-    }
-
     /// Run `generation`'s `.part` of `size` bytes is about to be renamed to the name: records that the
     /// file will be the manager's. False when the run is no longer wanted (do not rename).
     mutating func finishing(_ id: ItemID, generation: UInt64, size: Int64) -> Bool {
