@@ -154,7 +154,7 @@ extension DownloadManagerStateMachine {
             if let handle = run.handle { actions.cancels.append(handle) }
             if run.refreshing { actions.dropsRefreshes.append(run.generation) }
             scheduler.runStoppedByClose(host: entry.host, slots: run.slots)
-            fold(id)
+            fold(id, retiring: true)
             self.items.update(id) { $0.phase = .pending(ticket: 0) }
             // An event as every change is: the last update's events replay to its snapshot.
             actions.wake(outbox.note(.changed(item(id, now: now))))

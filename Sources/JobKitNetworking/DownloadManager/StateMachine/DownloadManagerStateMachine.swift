@@ -155,17 +155,20 @@ struct DownloadManagerStateMachine<Handle> {
         return run.progress.add(count) ? progressCounted(now: now) : nil
     }
 
-    /// A run counted bytes and no delivery was waiting to show them: one will.
+    /// A run counted bytes and no delivery was waiting to show them: one will (none once closed: the
+    /// final delivery was the last).
     mutating func progressCounted(now: UInt64) -> Wake? {
+        guard !isClosed else { return nil }
         progress.setDeliveryWaiting(true)
         return outbox.noteProgress(now: now, interval: interval)
     }
 
-    /// Takes what the run of `id` counted into the item and the totals: before its run ends (`leave`,
-    /// `close`) or the file's count starts again.
-    mutating func fold(_ id: ItemID) {
+    /// Takes what the run of `id` counted into the item and the totals: before the file's count starts
+    /// again (`began`), or for the last time, `retiring`, when the run stops (`leave`, `close`): its
+    /// late chunks then count nowhere.
+    mutating func fold(_ id: ItemID, retiring: Bool = false) {
         guard case .running(let run) = items[id]?.phase else { return }
-        let count = run.progress.take()
+        let count = run.progress.take(retiring: retiring)
         guard count != 0 else { return }
         items.update(id) {
             $0.received = $0.received.addingSaturating(count)
@@ -391,7 +394,7 @@ struct DownloadManagerStateMachine<Handle> {
         switch entry.phase {
         case .pending: scheduler.withdraw(entry.id, host: entry.host)
         case .running(let run):
-            fold(entry.id)
+            fold(entry.id, retiring: true)
             scheduler.runEnded(host: entry.host, slots: run.slots)
         default: break
         }

@@ -73,4 +73,44 @@ extension DownloadManagerStateMachineTests {
         #expect(machine.summary(now: 4).totals.received == 1_600)
         #expect(machine.progress.unfoldedBytes == 0, "every run's count was taken")
     }
+
+    @Test func aStoppedRunsLateChunksCountNowhereAndAskForNoDelivery() throws {
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        let second: UInt64 = 1_000_000_000
+        for start in actions.starts {
+            _ = machine.began(start.id, generation: start.generation, offset: 0, total: 100_000_000, now: 0)
+        }
+        _ = machine.snapshot(now: 0)
+        _ = actions.starts[0].progress.add(100)
+        _ = try machine.suspend(ids[0], now: second)
+        _ = machine.beginNumberedDelivery(.now, now: second)
+        _ = machine.endDelivery(now: second)
+
+        #expect(!actions.starts[0].progress.add(10_000_000), "no delivery for a stopped run's bytes")
+        #expect(machine.progress.unfoldedBytes == 0)
+        let (items, totals) = machine.snapshot(now: 2 * second)
+        #expect(items[0].progress.received == 100)
+        #expect(totals.bytesPerSecond < 100, "the total speed counts no byte of the stopped run's")
+        // Closed: the final delivery was the last, whatever a run still counts.
+        _ = actions.starts[1].progress.add(10)
+        _ = machine.close(now: 3 * second)
+        #expect(!actions.starts[1].progress.add(10))
+        #expect(machine.progressCounted(now: 3 * second) == nil)
+    }
+
+    @Test func countsPastInt64MaxSaturateTheTotalsAndNeverWrap() throws {
+        var machine = machine(limit: 2)
+        let (ids, actions) = try add([request("a"), request("b")], to: &machine)
+        for start in actions.starts {
+            _ = machine.began(start.id, generation: start.generation, offset: 0, total: nil, now: 0)
+            _ = start.progress.add(.max)
+        }
+        #expect(machine.totalTransferredNow >= 0)
+        for id in ids { _ = try machine.suspend(id, now: 1) }
+        #expect(machine.totalTransferred == .max)
+        #expect(machine.totalTransferredNow == .max)
+        #expect(machine.progress.unfoldedBytes == 0)
+        #expect(machine.summary(now: 2).totals.receivedOfUnknownLength == .max)
+    }
 }

@@ -26,14 +26,29 @@ import Testing
 
     @Test func countsFromServersSaturateAndNegativeCountsAreNothing() {
         let tally = ProgressTally()
+        let runs = [RunProgress(tally: tally), RunProgress(tally: tally)]
+        for run in runs {
+            _ = run.add(.max)
+            _ = run.add(.max)
+            _ = run.add(-5)
+        }
+        #expect(runs[0].bytes == .max)
+        #expect(tally.unfoldedBytes >= 0, "past Int64.max in all, it is never negative")
+        #expect(runs[0].take() == .max)
+        #expect(runs[1].take() == .max)
+        #expect(runs[0].bytes == 0)
+        #expect(tally.unfoldedBytes == 0, "every taking cancels its additions exactly")
+    }
+
+    @Test func aRetiredRunCountsNothingAndTellsNobody() {
+        let tally = ProgressTally()
         let run = RunProgress(tally: tally)
-        _ = run.add(.max)
-        _ = run.add(.max)
-        _ = run.add(-5)
-        #expect(run.bytes == .max)
-        #expect(tally.unfoldedBytes == .max)
-        #expect(run.take() == .max)
+        _ = run.add(100)
+        #expect(run.take(retiring: true) == 100)
+        #expect(!run.add(5_000), "a stopped run's late chunk")
         #expect(run.bytes == 0)
+        #expect(run.take() == 0)
+        #expect(tally.unfoldedBytes == 0)
     }
 
     @Test func runsShareTheTallyAndEachTakesItsOwn() {
@@ -47,8 +62,7 @@ import Testing
     }
 
     /// Four threads count while a "delivery" (under a lock, as the manager's) clears the flag and
-    /// takes the counts: nothing is lost, and a chunk that was not told was counted before a delivery
-    /// that was still to read it.
+    /// takes the counts: nothing is lost, and the manager is told rarely.
     @Test func concurrentChunksAndDeliveriesLoseNoByteAndTellRarely() async {
         let tally = ProgressTally()
         let runs = (0..<4).map { _ in RunProgress(tally: tally) }
