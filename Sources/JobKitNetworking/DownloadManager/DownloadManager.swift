@@ -174,10 +174,11 @@ public final class DownloadManager: Sendable {
             in: folder, durability: configuration.durability, injectedFailure: configuration.testHooks.journalFailure)
         let recovery = JournalRecovery(contents: contents, facts: { folder.facts($0) })
         journalProblems = recovery.contents.problems
-        // The journal read may not all be on disk yet: it is, before the unlinks it justifies (a
-        // `.part` gone while the disk's last word is still `finishing` would give the item whatever
-        // file of that size is under the name).
-        if !recovery.unlinks.isEmpty { try file.sync() }
+        // The journal read may not all be on disk yet, nor its name (a rewrite whose folder was not
+        // flushed): both are, before the unlinks it justifies (a `.part` gone while the disk's last word
+        // is still `finishing` would give the item whatever file of that size is under the name; one
+        // gone while it still has the item waiting, a power loss would bring the item back without it).
+        if !recovery.unlinks.isEmpty { try file.syncWithFolder() }
         Self.unlink(recovery.unlinks, in: folder, hooks: configuration.testHooks)
         // The journal is rewritten from what it said before anything runs: torn lines go.
         try file.replace(with: recovery.journal)

@@ -249,6 +249,17 @@ final class JournalFile {
         }
     }
 
+    /// Flushes the journal to disk, and the folder's entry of it (with `.system` durability; else does
+    /// nothing): what was read from it is then what a power loss leaves under its name. A recovery's
+    /// unlinks need both: the process that rewrote the journal may have died before it flushed the
+    /// folder, whose entry would then still name the journal before the rewrite.
+    func syncWithFolder() throws(DownloadManagerError) {
+        try sync()
+        guard durability == .system, let failure = folder.sync() else { return }
+        throw .cannotUseDirectory(
+            directory, reason: "cannot sync the folder of \(path): \(SystemCall.errorText(failure))")
+    }
+
     /// Syncs the journal in `folder` to disk through a descriptor of its own (which holds no lock).
     ///
     /// - Returns: the `errno` of the failure (of the open or the sync); nil when synced.

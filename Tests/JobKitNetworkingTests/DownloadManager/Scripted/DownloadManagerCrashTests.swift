@@ -76,6 +76,38 @@ import Testing
         #expect(world.contents(of: "big.bin.part") == nil)
     }
 
+    /// A close whose rewritten journal (with a removal the journal before did not have) was renamed
+    /// into place but whose folder could not be flushed: the folder's entry on the disk still names
+    /// the journal before the rewrite, which has the item. The next manager flushes the folder too
+    /// before it unlinks the item's `.part`: a power loss then cannot bring the item back without it.
+    @Test func aRestartFlushesTheFolderOfARewrittenJournalBeforeItsUnlinks() async throws {
+        let world = MemoryDownloads(bytes: pattern(50_000), dropAt: 10_000)
+        let (first, id) = try await world.openSuspendedWithPart(durability: .system)
+        let journal = DownloadJournal.fileName
+        // The removal's record cannot be written: its unlinks wait for the next write, the close's
+        // rewrite (which keeps the removed item, its `.part` being still there).
+        world.disk.fail(.write, name: journal, with: EIO)
+        #expect(throws: DownloadManagerError.self) { try first.remove(id) }
+        world.disk.fail(.folderSync, name: world.folder.path, with: EIO)
+        first.close()
+        #expect(world.contents(of: "big.bin.part")?.count == 10_000, "a close whose rewrite failed unlinks nothing")
+        let synced: @Sendable () -> DownloadJournal.Contents? = {
+            world.disk.durableContents(of: journal, in: world.folder.path).flatMap { try? DownloadJournal.parse($0) }
+        }
+        #expect(synced()?.entries.map(\.id) == [id.rawValue], "the rewrite's name is not on the disk")
+
+        let seen = LockedBox<[[UInt64]?]>.make([])
+        let second = try world.open(durability: .system) { names in
+            guard names.contains("big.bin.part") else { return }
+            let entries = synced()?.entries.map(\.id)
+            seen.withLock { $0.append(entries) }
+        }
+        defer { second.close() }
+        #expect(seen.withLock { $0 } == [[]], "the journal on the disk, under its name, says the item is gone")
+        #expect(second.items.isEmpty)
+        #expect(world.contents(of: "big.bin.part") == nil)
+    }
+
     /// A process killed mid-download: the next manager resumes the `.part` where it ends, with the
     /// validator, and the file is byte-exact.
     @Test func aKillMidDownloadResumesWhereThePartEnds() async throws {

@@ -119,6 +119,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var orphaned: Set<String> = []
     /// The items as the updates so far tell them (the events replayed), by id.
     private var replayed: [ItemID: DownloadManager.State] = [:]
+    /// Inside `close()` or a recovery: with `.system` durability, what they unlink is announced by
+    /// records on the disk itself (synced), not only written (`checkUnlink`).
+    private var unlinksNeedSyncedRecords = false
     /// The runs of each name the manager started whose download has not ended (`runBoundary`).
     private var runsOfNames: [String: Set<UInt64>] = [:]
     /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
@@ -281,6 +284,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                     runsOfNames[name]?.remove(generation)
                 }
             }
+            unlinksNeedSyncedRecords = true
+            defer { unlinksNeedSyncedRecords = false }
             process.manager = try DownloadManager(
                 directory: URL(fileURLWithPath: Self.root), configuration: configuration, resultQueue: process.queue,
                 updateHandler: { [weak self] update in
@@ -478,7 +483,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func close(_ manager: DownloadManager) {
         note("close")
         let faults = disk.pendingFaults.count
+        unlinksNeedSyncedRecords = true
         manager.close()
+        unlinksNeedSyncedRecords = false
         // With its journal written whole (no fault met, no crash in it), what it unlinks is gone: no
         // `.part` is left of a removed or cancelled item.
         if disk.pendingFaults.count == faults, !disk.hasCrashed, let closed = manager.state.withLock({ Optional($0) }) {
@@ -912,18 +919,28 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         }
         // A `.part` is its item's progress until a record says otherwise (a cancel, a removal, a
         // failed checksum): one unlinked while the journal has its item waiting, an item never
-        // cancelled nor failed by its checksum, was announced by no record on disk.
+        // cancelled nor failed by its checksum, was announced by no record on disk. `close()` and a
+        // recovery, which need not hurry, unlink only what the synced journal announces (with
+        // `.system` durability): a power loss right after them brings no item back without its `.part`.
+        var journals = [("journal", entries)]
+        if unlinksNeedSyncedRecords, durability == .system, let durable = durableJournal()?.entries {
+            journals.append(("synced journal", durable))
+        }
         for name in names {
             guard let item = sidecarOwners[name], PartNames(for: item).part == name,
-                let owner = metadata(PartNames(for: item).metadata)?.item, !discarded.contains(owner),
-                let entry = entries.first(where: { $0.id == owner })
+                let owner = metadata(PartNames(for: item).metadata)?.item
             else { continue }
-            switch entry.status {
-            case .pending, .suspended:
-                broken = "\(name) was unlinked while the journal has item \(owner) \(entry.status)"
-            case .failed(let failure) where failure.kind != .checksumMismatch:
-                broken = "\(name) was unlinked while the journal has item \(owner) failed: \(failure.message)"
-            default: break
+            for (journal, entries) in journals {
+                guard journal != "journal" || !discarded.contains(owner),
+                    let entry = entries.first(where: { $0.id == owner })
+                else { continue }
+                switch entry.status {
+                case .pending, .suspended:
+                    broken = "\(name) was unlinked while the \(journal) has item \(owner) \(entry.status)"
+                case .failed(let failure) where failure.kind != .checksumMismatch:
+                    broken = "\(name) was unlinked while the \(journal) has item \(owner) failed: \(failure.message)"
+                default: break
+                }
             }
         }
         // With `.system` durability a record that overrules a `finishing` is synced before the `.part`
