@@ -365,6 +365,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         // journal on the disk judges those after a crash (`noteJournalOnDisk`), so a crash planned for
         // what comes next may land between their records, a compaction and their unlinks.
         if ![6, 7, 11].contains(choice) { disk.cancelCrash() }
+        let pendingFaults = disk.pendingFaults.count
         do throws(DownloadManagerError) {
             switch choice {
             case 0, 1, 2, 3:
@@ -473,9 +474,16 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             note("  refused: \(error)")
         }
         // Sometimes the app closes the manager in the same block, before anything the call queued
-        // has run (a stopped run's end among them).
-        if random.chance(4) {
+        // has run (a stopped run's end among them); more often after the call met a fault (its records
+        // and unlinks are then owed), and then the full disk may fail the close's rewrite as well.
+        let metFault = disk.pendingFaults.count < pendingFaults
+        if random.chance(metFault ? 25 : 4) {
             note("and in the same block:")
+            if metFault, random.chance(50) {
+                disk.fail(.write, name: DownloadJournal.fileName + ".tmp", with: ENOSPC)
+                note("disk: the coming write of \(DownloadJournal.fileName).tmp fails \(ENOSPC)")
+                injectedFaults += 1
+            }
             close(manager)
         }
     }
