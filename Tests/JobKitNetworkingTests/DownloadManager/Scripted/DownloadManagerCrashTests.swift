@@ -58,20 +58,11 @@ import Testing
         #expect(world.contents(of: "big.bin.part")?.count == 10_000)
         world.disk.kill()
         first.abandonForTesting()
-        let journal = DownloadJournal.fileName
-        let synced: @Sendable () -> DownloadJournal.Contents? = {
-            world.disk.durableContents(of: journal, in: world.folder.path).flatMap { try? DownloadJournal.parse($0) }
-        }
-        #expect(synced()?.entries.map(\.id) == [id.rawValue], "a removal's record is not synced by itself")
+        #expect(Self.syncedIDs(in: world) == [id.rawValue], "a removal's record is not synced by itself")
 
-        let seen = LockedBox<[[UInt64]?]>.make([])
-        let second = try world.open(durability: .system) { names in
-            guard names.contains("big.bin.part") else { return }
-            let entries = synced()?.entries.map(\.id)
-            seen.withLock { $0.append(entries) }
-        }
+        let (second, seen) = try Self.openSeeingTheSyncedJournalAtTheUnlink(of: "big.bin.part", in: world)
         defer { second.close() }
-        #expect(seen.withLock { $0 } == [[]], "the journal on the disk says the item is gone")
+        #expect(seen == [[]], "the journal on the disk says the item is gone")
         #expect(second.items.isEmpty)
         #expect(world.contents(of: "big.bin.part") == nil)
     }
@@ -91,21 +82,34 @@ import Testing
         world.disk.fail(.folderSync, name: world.folder.path, with: EIO)
         first.close()
         #expect(world.contents(of: "big.bin.part")?.count == 10_000, "a close whose rewrite failed unlinks nothing")
-        let synced: @Sendable () -> DownloadJournal.Contents? = {
-            world.disk.durableContents(of: journal, in: world.folder.path).flatMap { try? DownloadJournal.parse($0) }
-        }
-        #expect(synced()?.entries.map(\.id) == [id.rawValue], "the rewrite's name is not on the disk")
+        #expect(Self.syncedIDs(in: world) == [id.rawValue], "the rewrite's name is not on the disk")
 
-        let seen = LockedBox<[[UInt64]?]>.make([])
-        let second = try world.open(durability: .system) { names in
-            guard names.contains("big.bin.part") else { return }
-            let entries = synced()?.entries.map(\.id)
-            seen.withLock { $0.append(entries) }
-        }
+        let (second, seen) = try Self.openSeeingTheSyncedJournalAtTheUnlink(of: "big.bin.part", in: world)
         defer { second.close() }
-        #expect(seen.withLock { $0 } == [[]], "the journal on the disk, under its name, says the item is gone")
+        #expect(seen == [[]], "the journal on the disk, under its name, says the item is gone")
         #expect(second.items.isEmpty)
         #expect(world.contents(of: "big.bin.part") == nil)
+    }
+
+    /// The ids of the items in the journal a power loss would leave: synced, under the name the
+    /// folder's last flush gave it.
+    static func syncedIDs(in world: MemoryDownloads) -> [UInt64]? {
+        world.disk.durableContents(of: DownloadJournal.fileName, in: world.folder.path)
+            .flatMap { try? DownloadJournal.parse($0) }?.entries.map(\.id)
+    }
+
+    /// Opens a manager with `.system` durability on `world`, and what `syncedIDs` said at each of its
+    /// unlinks of `name` (during its recovery).
+    static func openSeeingTheSyncedJournalAtTheUnlink(of name: String, in world: MemoryDownloads) throws
+        -> (DownloadManager, [[UInt64]?])
+    {
+        let seen = LockedBox<[[UInt64]?]>.make([])
+        let manager = try world.open(durability: .system) { names in
+            guard names.contains(name) else { return }
+            let ids = syncedIDs(in: world)
+            seen.withLock { $0.append(ids) }
+        }
+        return (manager, seen.withLock { $0 })
     }
 
     /// A process killed mid-download: the next manager resumes the `.part` where it ends, with the
