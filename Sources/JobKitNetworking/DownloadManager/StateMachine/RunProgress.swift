@@ -41,15 +41,18 @@ final class RunProgress: Sendable, Equatable {
     func add(_ bytes: Int) -> Bool {
         let bytes = Int64(clamping: max(bytes, 0))
         var old = count.load(ordering: .relaxed)
+        var new: Int64
         while true {
             guard old != Self.retired else { return false }
             // Saturating: a server's numbers never wrap a run's count around (nor onto `retired`).
+            new = old.addingSaturating(bytes)
             let (exchanged, found) = count.weakCompareExchange(
-                expected: old, desired: old.addingSaturating(bytes), ordering: .sequentiallyConsistent)
+                expected: old, desired: new, ordering: .sequentiallyConsistent)
             if exchanged { break }
             old = found
         }
-        tally.unfolded.wrappingIncrement(by: bytes, ordering: .sequentiallyConsistent)
+        // What the count took, which its taking removes again.
+        tally.unfolded.wrappingIncrement(by: new - old, ordering: .sequentiallyConsistent)
         return !tally.deliveryWaits.load(ordering: .sequentiallyConsistent)
     }
 

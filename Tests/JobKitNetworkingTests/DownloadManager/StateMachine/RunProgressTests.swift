@@ -40,6 +40,18 @@ import Testing
         #expect(tally.unfoldedBytes == 0, "every taking cancels its additions exactly")
     }
 
+    @Test func aSaturatedRunLeavesNothingInTheTallyOnceTaken() {
+        let tally = ProgressTally()
+        let run = RunProgress(tally: tally)
+        _ = run.add(.max)
+        _ = run.add(10)
+        #expect(tally.unfoldedBytes == .max)
+        #expect(run.take(retiring: true) == .max)
+        let other = RunProgress(tally: tally)
+        _ = other.add(7)
+        #expect(tally.unfoldedBytes == 7, "the bytes past the saturated count were never counted")
+    }
+
     @Test func aRetiredRunCountsNothingAndTellsNobody() {
         let tally = ProgressTally()
         let run = RunProgress(tally: tally)
