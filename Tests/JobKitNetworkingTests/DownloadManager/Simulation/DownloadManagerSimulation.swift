@@ -361,10 +361,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         let ids = machine.ids
         let id = ids.isEmpty ? nil : random.pick(ids)
         let choice = random.int(0...11)
-        // A call's result is judged: no crash lands inside it. But for a cancel's or a removal's: the
-        // journal on the disk judges those after a crash (`noteJournalOnDisk`), so a crash planned for
-        // what comes next may land between their records, a compaction and their unlinks.
-        if ![6, 7, 11].contains(choice) { disk.cancelCrash() }
+        // A call's result is judged: no crash lands inside it.
+        disk.cancelCrash()
         let pendingFaults = disk.pendingFaults.count
         do throws(DownloadManagerError) {
             switch choice {
@@ -594,8 +592,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     }
 
     /// A kill or a power loss lands between two file-system operations of what comes next (a
-    /// transfer's step, a timer, a block of the queue, a restart's recovery, a cancel or a removal),
-    /// never inside a call whose result the schedule judges (`control` calls it off).
+    /// transfer's step, a timer, a block of the queue, a restart's recovery), never inside a call
+    /// whose result the schedule judges (`control` calls it off).
     private func crashWithin() {
         let power = random.chance(35)
         let operations = random.int(0...8)
