@@ -223,8 +223,8 @@ struct DownloadManagerStateMachine<Handle> {
         var actions = Actions()
         switch outcome {
         case .completed:
+            let size = entry.finishingSize ?? entry.receivedNow
             fold(id)
-            let size = entry.finishingSize ?? items[id]!.received
             items.update(id) {
                 $0.received = size
                 $0.expected = size
