@@ -124,6 +124,9 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var unlinksNeedSyncedRecords = false
     /// The runs of each name the manager started whose download has not ended (`runBoundary`).
     private var runsOfNames: [String: Set<UInt64>] = [:]
+    /// The inode of each item's `.part` as its last `finishing` was recorded (`afterFinishing`): a
+    /// `.part` under that name later is another's, once the finished one took the name.
+    private var finishingParts: [UInt64: Int] = [:]
     /// Managers opened so far: the updates of the last one are replayed (a closed one's last come later).
     private var opened = 0
     /// The stamps (`MemoryFileSystem.stamp`) of the `.part`s last found sound, by item name, and of
@@ -952,12 +955,14 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         // With `.system` durability a record that overrules a `finishing` is synced before the `.part`
         // goes: a restore after a power loss would take any file of that size under the name for the
         // renamed `.part`. (A cancel's or a removal's record need not be: a power loss may bring the
-        // item back, to start over.)
+        // item back, to start over.) A `.part` made after that one took the name (a download of the
+        // completed item again) is not the one the record is about: a restore finds the file.
         guard durability == .system, let durable = durableJournal() else { return }
         for name in names {
             guard let item = sidecarOwners[name], PartNames(for: item).part == name,
                 let owner = metadata(PartNames(for: item).metadata)?.item,
-                let entry = durable.entries.first(where: { $0.id == owner })
+                let entry = durable.entries.first(where: { $0.id == owner }),
+                finishingParts[owner].map({ $0 == disk.stamp(of: name, in: folder)?.inode }) ?? true
             else { continue }
             if case .finishing = entry.status {
                 broken = "\(name) was unlinked while the synced journal has item \(owner) \(entry.status)"
@@ -971,6 +976,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private func checkFinishing(_ id: ItemID) {
         guard !disk.hasCrashed, let entries = journalOnDisk()?.entries else { return }
         let entry = entries.first { $0.id == id.rawValue }
+        finishingParts[id.rawValue] = entry.flatMap { disk.stamp(of: PartNames(for: $0.name).part, in: folder)?.inode }
         guard case .finishing? = entry?.status else {
             broken =
                 "item \(id.rawValue) renames its .part while the journal has it \(entry.map { "\($0.status)" } ?? "not at all")"
