@@ -92,13 +92,14 @@ extension DownloadManagerStateMachine {
     }
 
     /// A removed item is kept for the compactions while its `.part` may be on disk (its name held until
-    /// the unlinks are done): not a completed item's, nor one with no bytes, no run and nothing else to
-    /// clean under its name (an item removed from a queue before it started).
+    /// the unlinks are done): not a completed item's, nor one that never ran here, was restored without
+    /// a `.part` and has nothing else to clean under its name (an item removed from a queue before it
+    /// started: a `removeAll` of a queue writes no two lines per item again).
     private mutating func keepForCompactions(_ entry: Entry) {
         if case .completed = entry.phase { return }
-        guard nameGuard.isHeld(entry.name),
-            entry.received > 0 || entry.runningGeneration != nil || nameGuard.holdCount(of: entry.name) > 1
-        else { return }
+        guard nameGuard.isHeld(entry.name), entry.mayHavePart || nameGuard.holdCount(of: entry.name) > 1 else {
+            return
+        }
         removedUncleaned[entry.name] = DownloadJournal.Entry(
             id: entry.id.rawValue, url: entry.url, name: entry.name, checksum: nil, status: .pending)
     }

@@ -16,6 +16,7 @@ extension DownloadManagerStateMachine {
                 checksum: restored.checksum, phase: .cancelled, meter: SpeedMeter(window: window),
                 ownsFile: restored.ownsFile)
             entry.received = partLengths[restored.id] ?? 0
+            entry.mayHavePart = partLengths[restored.id] != nil
             switch restored.status {
             case .pending, .finishing: entry.phase = startsRestored ? .pending(ticket: 0) : .held
             case .suspended: entry.phase = .suspended

@@ -411,6 +411,7 @@ struct DownloadManagerStateMachine<Handle> {
             let counter = RunProgress(tally: progress)
             items.update(id) {
                 $0.phase = .running(Run(generation: generation, progress: counter, slots: slots))
+                $0.mayHavePart = true
                 $0.finishingSize = nil
                 $0.meter.reset()
                 $0.meter.record(entry.transferred, at: now)

@@ -112,6 +112,31 @@ extension DownloadManagerStateMachineTests {
         #expect(kept().isEmpty)
     }
 
+    /// An item restored beside an empty `.part` (a killed run makes it before the first byte) and
+    /// removed before it runs is kept by a compaction until that `.part` is unlinked: a process that
+    /// dies between the two leaves the next one the name to clean (found by the simulation, with a
+    /// crash inside a removal). One restored without a `.part` leaves nothing to keep.
+    @Test func aCompactedJournalKeepsARemovedItemRestoredBesideAnEmptyPart() throws {
+        var machine = machine(limit: 1)
+        let url = { (name: String) in URL(string: "https://a.example/\(name)")! }
+        let contents = DownloadJournal.Contents(
+            entries: [
+                .init(id: 1, url: url("empty"), name: "empty", status: .suspended),
+                .init(id: 2, url: url("none"), name: "none", status: .suspended),
+            ], nextID: 3)
+        _ = machine.restore(contents, partLengths: [1: 0], now: 0)
+        let empty = try machine.remove(ItemID(rawValue: 1), deletingFile: false, now: 1)
+        let none = try machine.remove(ItemID(rawValue: 2), deletingFile: false, now: 1)
+        #expect(empty.unlinks == ["empty.part", "empty.part.meta"])
+        func compacted() -> [String] {
+            guard case .rewrite(_, let records) = machine.compacted() else { return ["not a rewrite"] }
+            return records.map { "\($0.op.rawValue) \($0.id)" }
+        }
+        #expect(compacted() == ["add 1", "remove 1"], "no .part was found for item 2")
+        _ = machine.cleaned(empty.cleaning + none.cleaning, now: 2)
+        #expect(compacted().isEmpty)
+    }
+
     /// A `finishing` record that did not end in `done` is overruled on disk before any `.part` goes:
     /// else a recovery could take a file somebody put under the name, of the same size, for the
     /// item's (found by the simulation, seed 1110958435: the user's file was then deleted).
