@@ -200,6 +200,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 return
             }
             if steps > 0 {
+                noteDiscards()
                 try move()
                 tookPlannedCrash()
             } else if try !settle() || settling == 0 {
@@ -785,6 +786,18 @@ final class DownloadManagerSimulation: @unchecked Sendable {
 
     // MARK: Invariants
 
+    /// Items failed by their checksum threw their `.part` away: its unlink may come later (owed by a
+    /// write that failed), after a resume. Noted after each move, and before the next one (the queue
+    /// ran blocks between them: a run's end among them).
+    private func noteDiscards() {
+        guard let machine else { return }
+        for id in machine.ids {
+            if case .failed(let failure) = machine.item(id, now: 0).state, failure.kind == .checksumMismatch {
+                discarded.insert(id.rawValue)
+            }
+        }
+    }
+
     private func check() throws(Violation) {
         if let broken { throw violation(broken) }
         for name in disk.names(in: folder) where !isKnown(name) {
@@ -808,14 +821,12 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
             checkedCompleted[name] = stamp
         }
+        noteDiscards()
         guard let machine else { return }
         let ids = machine.ids
         let items = ids.map { machine.item($0, now: 0) }
         for (id, item) in zip(ids, items) {
             if removed.contains(id) { throw violation("the removed item \(id.rawValue) is back") }
-            if case .failed(let failure) = item.state, failure.kind == .checksumMismatch {
-                discarded.insert(id.rawValue)
-            }
             if item.progress.received < 0 { throw violation("negative bytes for \(item.name)") }
             if let expected = item.progress.expected, expected > DownloadLimits.maximumLength {
                 throw violation("\(item.name) expects \(expected) bytes, past the limit")
