@@ -175,13 +175,20 @@ final class PartFile: Sendable {
             case .failure(let code):
                 throw DownloadError(kind: .cannotWrite(errno: code.code.rawValue), path: folder.path(of: temporary))
             }
-            defer { file.close() }
+            // A write or rename that fails (a full disk) leaves no temporary: the `.part`'s removal
+            // unlinks only the `.part` and its metadata.
+            var renamed = false
+            defer {
+                file.close()
+                if !renamed { folder.unlink(temporary) }
+            }
             try PartFile.writeAll(data, to: file, path: folder.path(of: temporary))
             // No fsync: a torn metadata file after a crash fails to decode, and the download then
             // starts over — never a wrong resume.
             if let code = folder.rename(temporary, to: names.metadata, replacing: true) {
                 throw DownloadError(kind: .cannotWrite(errno: code.rawValue), path: folder.path(of: names.metadata))
             }
+            renamed = true
         }
     }
 

@@ -89,11 +89,14 @@ extension DownloadManagerStateMachine {
                     ids.append(id)  // the same request twice in one batch
                     continue
                 }
+                // A name held by a stopped run of a removed item: that run's end leaves its `.part`
+                // to this item (`NameGuard.runEnded`), which may be removed before it runs.
                 items.insert(
                     Entry(
                         id: id, url: url, name: name, host: Self.host(of: url),
                         checksum: checksum, phase: .cancelled, meter: SpeedMeter(window: window),
-                        replacesFile: replacing, headers: headers, connections: connections))
+                        replacesFile: replacing, headers: headers, connections: connections,
+                        mayHavePart: nameGuard.isHeld(name)))
                 journal.noteWritten(1)
                 enqueue(id)
                 actions.wake(outbox.note(.changed(self.item(id, now: now))))

@@ -69,8 +69,9 @@ extension DownloadManagerStateMachine {
         /// Its current run started from a URL the refresher gave, and no response has filled its
         /// `.part` since: a refusal now fails the item without asking the refresher again.
         var runsRefreshedURL = false
-        /// A `.part` of it may be on disk: a run of it started in this process, or the restore found
-        /// one (an empty one too: a killed run makes its `.part` before the first byte).
+        /// A `.part` of it may be on disk: a run of it started in this process, the restore found one
+        /// (an empty one too: a killed run makes its `.part` before the first byte), or it was added
+        /// while its name was held (a stopped run's end may leave it the `.part`).
         var mayHavePart = false
         /// The completed download it replaces (`downloadAgain`): what the journal says of it until its
         /// new file is about to take the name (its `finishing` record, after the new URL's), and again

@@ -99,6 +99,27 @@ import Testing
     /// A journal write that fails (EIO) unlinks nothing: `cancel` throws `cannotUseDirectory` and the
     /// `.part` stays; once a later write succeeds (the manager tries again after a second), the
     /// unlink it owed is done.
+    /// A metadata write that fails (a full disk) takes its `.tmp` with it: the item's removal, which
+    /// unlinks its `.part` and metadata, then leaves nothing, and no later manager has to name it
+    /// (found by a review: the `.tmp` stayed for good).
+    @Test func aFailedMetadataWriteLeavesNoTemporaryForARemovalToMiss() async throws {
+        let world = MemoryDownloads(bytes: pattern(100_000))
+        // The response's metadata write goes; the next one (after 1,024 bytes, with `.system`) fails.
+        world.disk.fail(.write, name: "big.bin.part.meta.tmp", with: ENOSPC, skipping: 1)
+        let manager = try world.open(durability: .system, syncInterval: 1024)
+        let id = try manager.add(world.url)
+        _ = await manager.waitUntilFinished()
+        #expect(world.disk.pendingFaults.isEmpty, "the failing write happened")
+        #expect(!world.names.contains("big.bin.part.meta.tmp"))
+        try manager.remove(id)
+        _ = await manager.waitUntilFinished()
+        manager.close()
+        let next = try world.open(durability: .system)
+        _ = await next.waitUntilFinished()
+        next.close()
+        #expect(world.names.sorted() == [DownloadJournal.fileName], "nothing of the removed item is left")
+    }
+
     @Test func aFailedJournalWriteMakesCancelThrowAndUnlinkNothingUntilItIsWritten() async throws {
         let world = MemoryDownloads(bytes: pattern(100_000), dropAt: 40_000)
         let manager = try world.open()

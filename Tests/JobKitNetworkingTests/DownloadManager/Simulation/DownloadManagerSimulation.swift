@@ -630,6 +630,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             disk.plant(.file(Data("{\"url".utf8)), named: PartNames(for: name).metadataTemporary, in: folder)
             note("  (killed writing \(name)'s metadata)")
         }
+        // A new process owes no unlink of the dead one's: what it unlinks, a record of its own announces.
+        discarded = []
         process.queue.suspend()
         process.transport.dropAll()
         dead.append(process)
@@ -649,11 +651,13 @@ final class DownloadManagerSimulation: @unchecked Sendable {
             }
         }
         if power {
-            // A `.part` whose item's records the power took is nobody's now: nothing removes it.
+            // A `.part` (or sidecar) whose item's records the power took is nobody's now: nothing removes it.
             let names = Set(
                 (journalOnDisk()?.entries ?? []).map(\.name))
-            for name in disk.names(in: folder)
-            where name.hasSuffix(".part") && !names.contains(sidecarOwners[name] ?? String(name.dropLast(5))) {
+            for name in disk.names(in: folder) {
+                guard let owner = sidecarOwners[name] ?? (name.hasSuffix(".part") ? String(name.dropLast(5)) : nil),
+                    !names.contains(owner)
+                else { continue }
                 orphaned.insert(name)
             }
         }
@@ -775,6 +779,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
                 throw violation("\(name) is left after a checksum mismatch")
             default: break
             }
+        }
+        // No metadata write is under way: a temporary one left is nobody's to finish.
+        for name in disk.names(in: folder)
+        where name.hasSuffix(".part.meta.tmp") && foreign[name] == nil && !orphaned.contains(name) {
+            throw violation("\(name) is left at the end")
         }
         for id in machine.ids where !isFinal(machine.item(id, now: 0)) {
             let item = machine.item(id, now: 0)
@@ -989,9 +998,11 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     /// on the disk already has the item finishing, so that a process killed after the rename restores
     /// it completed, not pending with its own file in the way.
     private func checkFinishing(_ id: ItemID) {
-        guard !disk.hasCrashed, let entries = journalOnDisk()?.entries else { return }
-        let entry = entries.first { $0.id == id.rawValue }
+        let entries = journalOnDisk()?.entries
+        let entry = entries?.first { $0.id == id.rawValue }
+        // Also when the process just died: its record may be on the disk.
         finishingParts[id.rawValue] = entry.flatMap { disk.stamp(of: PartNames(for: $0.name).part, in: folder)?.inode }
+        guard !disk.hasCrashed, entries != nil else { return }
         guard case .finishing? = entry?.status else {
             broken =
                 "item \(id.rawValue) renames its .part while the journal has it \(entry.map { "\($0.status)" } ?? "not at all")"

@@ -137,6 +137,33 @@ extension DownloadManagerStateMachineTests {
         #expect(compacted().isEmpty)
     }
 
+    /// An item added under a name that a removed item's stopped run still holds may be left that
+    /// run's `.part` (its end keeps it for the item of the name: `NameGuard.runEnded`): removed before
+    /// it runs, it is kept by a compaction until its unlinks are done (found by a review).
+    @Test(arguments: [false, true])
+    func anItemAddedUnderAHeldNameIsKeptForTheCompactionsWhenRemoved(_ suspended: Bool) throws {
+        var machine = machine(limit: 1)
+        let (xs, actions) = try add([request("a")], to: &machine)
+        let removedX = try machine.remove(xs[0], deletingFile: false, now: 1)
+        _ = machine.cleaned(removedX.cleaning, now: 1)
+        // Y of the name waits: behind another item, or suspended.
+        if !suspended { _ = try add([request("z")], to: &machine) }
+        let (ys, _) = try add([request("a2", name: "a")], to: &machine)
+        if suspended { _ = try machine.suspend(ys[0], now: 1) }
+        let ended = machine.runEnded(xs[0], generation: actions.starts[0].generation, .cancelled, now: 2)
+        #expect(ended.unlinks.isEmpty, "the .part is kept for the item of the name")
+        _ = machine.cleaned(ended.cleaning, now: 2)
+        let removedY = try machine.remove(ys[0], deletingFile: false, now: 3)
+        #expect(removedY.unlinks == ["a.part", "a.part.meta"])
+        func kept() -> [UInt64] {
+            guard case .rewrite(_, let records) = machine.compacted() else { return [] }
+            return records.filter { $0.op == .remove }.map(\.id)
+        }
+        #expect(kept() == [ys[0].rawValue])
+        _ = machine.cleaned(removedY.cleaning, now: 4)
+        #expect(kept().isEmpty)
+    }
+
     /// A `finishing` record that did not end in `done` is overruled on disk before any `.part` goes:
     /// else a recovery could take a file somebody put under the name, of the same size, for the
     /// item's (found by the simulation, seed 1110958435: the user's file was then deleted).
