@@ -100,7 +100,7 @@ final class DownloadManagerSimulation: @unchecked Sendable {
     private var added: Set<ItemID> = []
     /// Removed items: once the journal on disk no longer has them, they never come back.
     private var removing: Set<ItemID> = []
-    /// Items whose `.part` the manager threw away at some point (cancelled, or failed by their
+    /// Items whose `.part` the live process threw away at some point (cancelled, or failed by their
     /// checksum): unlinked later (a write that failed left the unlinks owed), it may be after a resume.
     private var discarded: Set<UInt64> = []
     private var removed: Set<ItemID> = []
