@@ -15,6 +15,18 @@ import Testing
         }
     }
 
+    /// A job that finishes with `value` once `count` signals of `started` came (each within a minute):
+    /// the losers of a race are running when it wins, so their cancel handlers run. (A loser cancelled
+    /// before its body ran never runs it: a winner on a short timer made that a race with the load.)
+    private func winning(_ value: Int, after started: DispatchSemaphore, count: Int) -> Job<Int> {
+        Job { controller in
+            DispatchQueue.global().async {
+                for _ in 0..<count { _ = started.wait(timeout: .now() + 60) }
+                controller.finish(value)
+            }
+        }
+    }
+
     @Test func timeoutFailsWithTimedOutAndCancelsTheAttemptInFlight() async {
         let scheduler = TestScheduler()
         let cancelled = Locked(0)
@@ -71,15 +83,18 @@ import Testing
     }
 
     @Test func raceTakesTheFirstAndCancelsTheLosers() async throws {
-        let cancelled = Locked(0)
-        let winner = Job<Int>.after(.milliseconds(1), value: 1)
-        #expect(try await Job.race([hanging(cancelled), winner, hanging(cancelled)]).value == 1)
+        let (cancelled, started) = (Locked(0), DispatchSemaphore(value: 0))
+        let winner = winning(1, after: started, count: 2)
+        let losers = (hanging(cancelled, started: started), hanging(cancelled, started: started))
+        #expect(try await Job.race([losers.0, winner, losers.1]).value == 1)
         #expect(cancelled.current == 2)
     }
 
     @Test func firstSuccessSkipsFailuresAndAggregatesWhenAllFail() async throws {
-        let cancelled = Locked(0)
-        let jobs: [Job<Int>] = [.failure(TestError(id: 1)), .after(.milliseconds(2), value: 2), hanging(cancelled)]
+        let (cancelled, started) = (Locked(0), DispatchSemaphore(value: 0))
+        let jobs: [Job<Int>] = [
+            .failure(TestError(id: 1)), winning(2, after: started, count: 1), hanging(cancelled, started: started),
+        ]
         #expect(try await Job.firstSuccess(jobs).value == 2)
         #expect(cancelled.current == 1)
         let result = await Job<Int>.firstSuccess([.failure(TestError(id: 1)), .failure(TestError(id: 2))]).outcome()
