@@ -65,7 +65,8 @@ struct SegmentedDownloadTests {
         let (folder, manager) = try await download(from: server)
         defer { manager.close() }
         #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == Self.body)
-        #expect(server.requests.last?.headers["range"] == nil, "started over without a range")
+        // A range asked before the start over may reach the server after it: not necessarily the last.
+        #expect(server.requests.dropFirst().contains { $0.headers["range"] == nil }, "started over without a range")
     }
 
     @Test func aSegmentOfAnotherVersionStartsTheFileOver() async throws {
@@ -77,7 +78,8 @@ struct SegmentedDownloadTests {
         let (folder, manager) = try await download(from: changed)
         defer { manager.close() }
         #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == Self.body)
-        #expect(changed.requests.last?.headers["range"] == nil, "started over without a range")
+        // A range asked before the start over may reach the server after it: not necessarily the last.
+        #expect(changed.requests.dropFirst().contains { $0.headers["range"] == nil }, "started over without a range")
         #expect(changed.requests.count >= 3)
     }
 
