@@ -955,14 +955,18 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         // `.system` durability): a power loss right after them brings no item back without its `.part`.
         // The item is the metadata's id under the `.part`'s name: metadata a power loss left from a
         // journal it took back may give an id the journal since gave to another name.
+        // The unlinked `.part`s, with the item name and the id their metadata gives.
+        let parts = names.compactMap { name -> (name: String, item: String, owner: UInt64)? in
+            guard let item = sidecarOwners[name], PartNames(for: item).part == name,
+                let owner = metadata(PartNames(for: item).metadata)?.item
+            else { return nil }
+            return (name, item, owner)
+        }
         var journals = [("journal", entries)]
         if unlinksNeedSyncedRecords, durability == .system, let durable = durableJournal()?.entries {
             journals.append(("synced journal", durable))
         }
-        for name in names {
-            guard let item = sidecarOwners[name], PartNames(for: item).part == name,
-                let owner = metadata(PartNames(for: item).metadata)?.item
-            else { continue }
+        for (name, item, owner) in parts {
             for (journal, entries) in journals {
                 guard journal != "journal" || !discarded.contains(owner),
                     let entry = entries.first(where: { $0.id == owner && $0.name == item })
@@ -982,10 +986,8 @@ final class DownloadManagerSimulation: @unchecked Sendable {
         // item back, to start over.) A `.part` made after that one took the name (a download of the
         // completed item again) is not the one the record is about: a restore finds the file.
         guard durability == .system, let durable = durableJournal() else { return }
-        for name in names {
-            guard let item = sidecarOwners[name], PartNames(for: item).part == name,
-                let owner = metadata(PartNames(for: item).metadata)?.item,
-                let entry = durable.entries.first(where: { $0.id == owner && $0.name == item }),
+        for (name, item, owner) in parts {
+            guard let entry = durable.entries.first(where: { $0.id == owner && $0.name == item }),
                 finishingParts[owner].map({ $0 == disk.stamp(of: name, in: folder)?.inode }) ?? true
             else { continue }
             if case .finishing = entry.status {
